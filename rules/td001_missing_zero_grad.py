@@ -1,0 +1,76 @@
+"""TD001: an optimizer stepped every iteration whose gradients are never reset."""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.rule import Rule
+
+_ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
+
+
+class MissingZeroGrad(Rule):
+    code = "TD001"
+    name = "missing-zero-grad"
+    severity = "error"
+    summary = "Gradients are never reset in a loop that calls backward() and optimizer.step()"
+    rationale = """
+        `loss.backward()` adds into `.grad`; it does not overwrite it. A loop that
+        calls `backward()` and `optimizer.step()` every iteration without resetting
+        gradients steps with the sum of every gradient so far: the effective learning
+        rate grows each step and training diverges or stalls while looking normal.
+        Deliberate gradient accumulation resets every k steps and is not flagged.
+    """
+    bad = """
+        import torch
+
+        def train(model, loader, epochs):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                    loss.backward()
+                    opt.step()  # expect: TD001
+    """
+    good = """
+        import torch
+
+        def train(model, loader, epochs, accumulate=4):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(epochs):
+                for i, (x, y) in enumerate(loader):
+                    loss = torch.nn.functional.cross_entropy(model(x), y) / accumulate
+                    loss.backward()
+                    if (i + 1) % accumulate == 0:
+                        opt.step()
+                        opt.zero_grad(set_to_none=True)
+    """
+    fix_hint = "Call `optimizer.zero_grad()` once per iteration, before `backward()` (or right after `step()`)."
+    triggers = ("backward",)
+
+    def check(self, ctx):
+        training = ctx.training
+        if _ZERO_GRAD_AS_VALUE.search(ctx.facts.source):
+            return  # zero_grad handed around as a callback: resets we cannot place
+        flagged: set[int] = set()
+        for loop in ctx.facts.loops:
+            events = training.loop_events(loop)
+            if not any(e.kind == "backward" for e in events):
+                continue
+            resets = {e.target for e in events if e.kind == "reset"}
+            if any(not training.is_optimizer(t) for t in resets):
+                continue  # model.zero_grad(), p.grad = None, ...: every parameter is reset
+            for event in events:
+                if event.kind != "step" or not event.direct or event.target is None:
+                    continue
+                if event.target in resets or id(event.node) in flagged:
+                    continue
+                if training.unknown_calls_taking(loop, event.target):
+                    continue
+                flagged.add(id(event.node))
+                yield ctx.report(
+                    event.node,
+                    f"optimizer '{event.target}' is stepped every iteration but its gradients are "
+                    "never reset in this loop, so they sum across steps; call "
+                    f"`{event.target}.zero_grad()` each iteration",
+                )

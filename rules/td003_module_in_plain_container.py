@@ -1,0 +1,182 @@
+"""TD003: submodules kept in a plain list, dict or tuple attribute of an nn.Module."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.facts import AssignInfo, dotted_name, names_in
+from torchdoctor.rule import Rule
+
+_REGISTERING = {"ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "ParameterList"}
+
+
+class ModuleInPlainContainer(Rule):
+    code = "TD003"
+    name = "module-in-plain-container"
+    severity = "error"
+    summary = "Submodules stored in a plain list/dict/tuple are invisible to .parameters(), .to() and state_dict()"
+    rationale = """
+        `nn.Module` registers a submodule only when it is assigned as an attribute
+        directly or held in `nn.ModuleList`/`nn.ModuleDict`/`nn.Sequential`. Modules
+        inside a plain Python `list`, `dict` or `tuple` are not registered: their
+        parameters are missing from `model.parameters()` (so the optimizer never
+        trains them), `model.to(device)` leaves them on the CPU, and `state_dict()`
+        does not save them.
+    """
+    bad = """
+        import torch.nn as nn
+
+        class MLP(nn.Module):
+            def __init__(self, sizes):
+                super().__init__()
+                self.layers = [nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]  # expect: TD003
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x).relu()
+                return x
+    """
+    good = """
+        import torch.nn as nn
+
+        class MLP(nn.Module):
+            def __init__(self, sizes):
+                super().__init__()
+                self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+                self.names = ["in", "hidden", "out"]
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x).relu()
+                return x
+    """
+    fixed = """
+        import torch.nn as nn
+
+        class MLP(nn.Module):
+            def __init__(self, sizes):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x).relu()
+                return x
+    """
+    fix_hint = "Hold submodules in `nn.ModuleList` (for lists and tuples) or `nn.ModuleDict` (for dicts with string keys)."
+    triggers = ("Module",)
+
+    def check(self, ctx):
+        facts, training = ctx.facts, ctx.training
+        for cls in facts.classes.values():
+            if not training.is_module_class(facts, cls):
+                continue
+            methods = list(cls.methods.values())
+            assigns = [a for m in methods for a in m.assigns]
+            calls = [c for m in methods for c in m.calls]
+            registered = set()
+            for call in calls:
+                last = (call.dotted or "").rsplit(".", 1)[-1]
+                if last in _REGISTERING:
+                    for arg in call.node.args:
+                        registered |= names_in(arg.value)
+            # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
+            filled_with_modules = set()
+            for call in calls:
+                if call.method in ("append", "extend", "insert") and call.receiver:
+                    if any(_holds_module(training, a.value) for a in call.node.args):
+                        filled_with_modules.add(call.receiver)
+            for a in assigns:
+                for t in a.targets:
+                    if t.endswith("[]") and a.value is not None and training.constructs_module(a.value):
+                        filled_with_modules.add(t[:-2])
+            local_sources = _local_container_sources(assigns)
+            for a in assigns:
+                if len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.value is None:
+                    continue
+                attr = a.targets[0]
+                if attr in registered:
+                    continue
+                value = a.value
+                kind = _container_kind(value)
+                holds = kind is not None and _holds_module(training, value)
+                if not holds and kind is not None and _is_empty(value) and attr in filled_with_modules:
+                    holds = True
+                if not holds and isinstance(value, cst.Name) and value.value in filled_with_modules:
+                    if value.value not in registered:
+                        holds, kind = True, local_sources.get(value.value, "list")
+                if not holds:
+                    continue
+                yield ctx.report(
+                    a.node,
+                    f"'{attr}' keeps submodules in a plain {kind}, so their parameters are not registered "
+                    f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
+                    replace=_wrap_fix(ctx, value, kind),
+                )
+
+
+def _container_kind(value: cst.BaseExpression) -> str | None:
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return "list"
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(value, cst.Tuple):
+        return "tuple"
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "dict", "tuple"):
+        return dotted_name(value.func)
+    return None
+
+
+def _is_empty(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict, cst.Tuple)):
+        return not value.elements
+    return isinstance(value, cst.Call) and not value.args
+
+
+def _holds_module(training, value: cst.BaseExpression) -> bool:
+    if training.constructs_module(value):
+        return True
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return any(_holds_module(training, el.value) for el in value.elements if isinstance(el, cst.Element))
+    if isinstance(value, cst.Dict):
+        return any(isinstance(el, cst.DictElement) and training.constructs_module(el.value) for el in value.elements)
+    if isinstance(value, cst.ListComp):
+        return training.constructs_module(value.elt)
+    if isinstance(value, cst.DictComp):
+        return training.constructs_module(value.value)
+    if isinstance(value, (cst.GeneratorExp)):
+        return training.constructs_module(value.elt)
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "tuple", "dict") and value.args:
+        return _holds_module(training, value.args[0].value)
+    return False
+
+
+def _local_container_sources(assigns: list[AssignInfo]) -> dict[str, str]:
+    out = {}
+    for a in assigns:
+        if len(a.targets) == 1 and "." not in a.targets[0] and a.value is not None:
+            kind = _container_kind(a.value)
+            if kind:
+                out[a.targets[0]] = kind
+    return out
+
+
+def _wrap_fix(ctx, value: cst.BaseExpression, kind: str):
+    """`[...]` -> `nn.ModuleList([...])`; only where the result behaves the same."""
+    prefix = ctx.facts.torch_nn_prefix()
+    if prefix is None:
+        return None
+    if kind == "list" and _is_empty(value):  # `self.blocks = []` later filled by append
+        return value, cst.parse_expression(f"{prefix}.ModuleList()")
+    if kind in ("list", "tuple") and isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+        inner = value
+        if isinstance(value, cst.Tuple):
+            inner = cst.List(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT) for el in value.elements])
+        new = cst.parse_expression(f"{prefix}.ModuleList()").with_changes(args=[cst.Arg(inner)])
+        return value, new
+    if kind == "dict" and isinstance(value, cst.Dict) and all(
+        isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) for el in value.elements
+    ):
+        new = cst.parse_expression(f"{prefix}.ModuleDict()").with_changes(args=[cst.Arg(value)])
+        return value, new
+    return None

@@ -1,0 +1,115 @@
+"""A content-hash cache of lint results, so a second run over unchanged files is nearly free.
+
+An entry is keyed by the file's content, its selected rules, the configuration
+and the torchdoctor version; it also records the hashes of the other project
+files the rules consulted (a model class in `models.py`), and is stale as soon
+as any of them changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from torchdoctor import __version__
+from torchdoctor.config import ConfigFinder
+from torchdoctor.project import content_hash
+from torchdoctor.runner import Task, TaskResult, run_tasks
+
+CACHE_FOLDER = ".torchdoctor_cache"
+
+
+class ResultCache:
+    def __init__(self, folder: Path, salt: str) -> None:
+        self.folder = folder
+        self.salt = salt
+        self.file = folder / f"lint-{__version__}.pickle"
+        self.entries: dict[str, tuple[str, object]] = self._load()
+        self._dirty = False
+
+    @classmethod
+    def for_configs(cls, configs: ConfigFinder, files: list[Path]) -> "ResultCache":
+        config = configs.for_path(files[0]) if files else configs.for_path(Path.cwd())
+        root = config.root if config.source is not None else Path.cwd()
+        folder = Path(config.cache_dir) if config.cache_dir else root / CACHE_FOLDER
+        if not folder.is_absolute():
+            folder = root / folder
+        return cls(folder, _rules_fingerprint())
+
+    def _load(self) -> dict:
+        try:
+            with open(self.file, "rb") as fh:
+                data = pickle.load(fh)
+            return data if isinstance(data, dict) else {}
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, ValueError):
+            return {}
+
+    def _key(self, task: Task, source_hash: str) -> str:
+        raw = f"{self.salt}|{task.codes}|{source_hash}"
+        return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
+
+    def run(self, tasks: list[Task], jobs: int | None) -> list[TaskResult]:
+        results: list[TaskResult | None] = [None] * len(tasks)
+        misses: list[int] = []
+        keys: list[str | None] = [None] * len(tasks)
+        for i, task in enumerate(tasks):
+            try:
+                source = Path(task.path).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                misses.append(i)
+                continue
+            keys[i] = self._key(task, content_hash(source))
+            entry = self.entries.get(str(Path(task.path).resolve()))
+            if entry is not None and entry[0] == keys[i] and _dependencies_unchanged(entry[1]):
+                results[i] = TaskResult(entry[1], from_cache=True)  # type: ignore[arg-type]
+            else:
+                misses.append(i)
+        fresh = run_tasks([tasks[i] for i in misses], jobs) if misses else []
+        for i, result in zip(misses, fresh):
+            results[i] = result
+            if keys[i] is not None and not result.result.internal_errors:
+                self.entries[str(Path(tasks[i].path).resolve())] = (keys[i], result.result)
+                self._dirty = True
+        if self._dirty:
+            self._save()
+        return results  # type: ignore[return-value]
+
+    def _save(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by torchdoctor\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.file)
+        except OSError:
+            pass  # a read-only tree still lints; it just does not cache
+
+
+def _dependencies_unchanged(result) -> bool:
+    for path, digest in result.dependencies.items():
+        try:
+            if content_hash(Path(path).read_text(encoding="utf-8")) != digest:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def _rules_fingerprint() -> str:
+    """Changes when any rule or engine module changes, not only with the version number."""
+    import torchdoctor
+    import torchdoctor.rules
+
+    digest = hashlib.blake2b(digest_size=16)
+    for package in (torchdoctor, torchdoctor.rules):
+        folder = Path(package.__file__).parent
+        for file in sorted(folder.glob("*.py")):
+            stat = file.stat()
+            digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return f"{__version__}:{digest.hexdigest()}"

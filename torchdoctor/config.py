@@ -1,0 +1,178 @@
+"""`[tool.torchdoctor]` in pyproject.toml: found by walking up from each linted path.
+
+Rule selection follows ruff: the default set is every `error` and `warning`
+rule; `select` replaces it, `extend-select` adds to it, `ignore` removes from
+it, `per-file-ignores` removes per path; `--select` on the command line
+replaces the configured selection and `--ignore` adds to the ignores.
+Unknown keys, codes and value types are errors, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from torchdoctor.rule import Rule, all_rules
+
+KNOWN_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "cache-dir"}
+
+
+class ConfigError(Exception):
+    """A user-caused configuration problem: reported in one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    source: Path | None = None  # the pyproject.toml it came from
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    cache_dir: str | None = None
+
+    def rules_for(
+        self,
+        path: Path,
+        cli_select: tuple[str, ...] | None = None,
+        cli_ignore: tuple[str, ...] = (),
+    ) -> tuple[type[Rule], ...]:
+        rules = all_rules()
+        select = cli_select if cli_select else self.select
+        if select:
+            chosen = {r.code for r in rules if any(_matches(r, s) for s in select)}
+        else:
+            chosen = {r.code for r in rules if r.severity in ("error", "warning")}
+        if not cli_select:
+            chosen |= {r.code for r in rules if any(_matches(r, s) for s in self.extend_select)}
+        ignores = list(self.ignore) + list(cli_ignore)
+        relative = self.relative(path)
+        for pattern, codes in self.per_file_ignores:
+            if _path_matches(relative, pattern):
+                ignores.extend(codes)
+        return tuple(r for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
+
+    def relative(self, path: Path) -> str:
+        try:
+            return PurePosixPath(path.resolve().relative_to(self.root.resolve())).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def excludes(self, path: Path) -> bool:
+        relative = self.relative(path)
+        return any(_path_matches(relative, pattern) for pattern in self.exclude)
+
+    def fingerprint(self) -> str:
+        """What the result cache must be invalidated by."""
+        return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores))
+
+
+def _matches(rule: type[Rule], selector: str) -> bool:
+    return selector == "ALL" or rule.code.startswith(selector) or selector == rule.name
+
+
+def _path_matches(relative: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, f"{pattern}/*"):
+        return True
+    if "/" not in pattern:  # a bare name matches any path component, like `tests` or `*_test.py`
+        return any(fnmatch.fnmatch(part, pattern) for part in relative.split("/"))
+    return False
+
+
+def validate_selectors(selectors: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
+    rules = all_rules()
+    out = []
+    for s in selectors:
+        if not isinstance(s, str):
+            raise ConfigError(f"{where}: expected rule codes as strings, got {s!r}")
+        s = s.strip()
+        normalized = s if s == "ALL" or "-" in s else s.upper()
+        if not any(_matches(r, normalized) for r in rules):
+            raise ConfigError(f"{where}: unknown rule code or prefix {s!r} (see `torchdoctor rules`)")
+        out.append(normalized)
+    return tuple(out)
+
+
+def _string_list(table: dict, key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def load_config(pyproject: Path) -> Config:
+    """Read `[tool.torchdoctor]` from one pyproject.toml."""
+    where = str(pyproject)
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {where}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("torchdoctor", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.torchdoctor] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) in [tool.torchdoctor]: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    ctx = f"{where} [tool.torchdoctor]"
+    select = validate_selectors(_string_list(table, "select", ctx), ctx) if "select" in table else None
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{ctx}: `per-file-ignores` must be a table of pattern = [codes]")
+    per_file = tuple(
+        (pattern, validate_selectors(_string_list(pfi, pattern, ctx), f"{ctx} per-file-ignores"))
+        for pattern in sorted(pfi)
+    )
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError(f"{ctx}: `cache-dir` must be a string")
+    return Config(
+        root=pyproject.parent,
+        source=pyproject,
+        select=select,
+        extend_select=validate_selectors(_string_list(table, "extend-select", ctx), ctx),
+        ignore=validate_selectors(_string_list(table, "ignore", ctx), ctx),
+        exclude=_string_list(table, "exclude", ctx),
+        per_file_ignores=per_file,
+        cache_dir=cache_dir,
+    )
+
+
+@dataclass
+class ConfigFinder:
+    """The nearest pyproject.toml with a [tool.torchdoctor] table above each path, cached per folder."""
+
+    explicit: Config | None = None
+    _by_folder: dict[Path, Config] = field(default_factory=dict)
+
+    def for_path(self, path: Path) -> Config:
+        if self.explicit is not None:
+            return self.explicit
+        folder = path.resolve()
+        if not folder.is_dir():
+            folder = folder.parent
+        if folder in self._by_folder:
+            return self._by_folder[folder]
+        config = None
+        for candidate in (folder, *folder.parents):
+            pyproject = candidate / "pyproject.toml"
+            if pyproject.is_file() and _has_table(pyproject):
+                config = load_config(pyproject)
+                break
+        if config is None:
+            config = Config(root=Path.cwd())
+        self._by_folder[folder] = config
+        return config
+
+
+def _has_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "[tool.torchdoctor" in text

@@ -1,0 +1,240 @@
+"""Lint one file: parse once, compute facts once, run every selected rule.
+
+Positions are resolved only for files that have findings: most files have
+none, and libcst's position provider walks the whole tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchdoctor.context import LintContext
+from torchdoctor.facts import FileFacts
+from torchdoctor.project import ProjectIndex, content_hash
+from torchdoctor.rule import Report, Rule
+
+SYNTAX_ERROR = ("TD000", "syntax-error", "error")
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*))?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # character offsets into the source
+    end: int
+    content: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Fix:
+    description: str
+    edits: tuple[Edit, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "description": self.description,
+            "edits": [
+                {
+                    "content": e.content,
+                    "location": {"line": e.line, "column": e.column},
+                    "end_location": {"line": e.end_line, "column": e.end_column},
+                }
+                for e in self.edits
+            ],
+        }
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    severity: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    message: str
+    fix: Fix | None = None
+    suppressed: bool = False
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code, self.message)
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "fix": self.fix.to_dict() if self.fix else None,
+            "suppressed": self.suppressed,
+        }
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    dependencies: dict[str, str] = field(default_factory=dict)  # other project files consulted -> hash
+
+
+def applicable_rules(source: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """Rules that could fire on this source, judged by their trigger words alone."""
+    return [r for r in rules if not r.triggers or any(t in source for t in r.triggers)]
+
+
+def lint_source(
+    source: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    project: ProjectIndex | None = None,
+) -> FileResult:
+    result = FileResult(path)
+    active = applicable_rules(source, rules)
+    if not active:
+        _report_syntax_error_cheaply(source, path, result)
+        return result
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        result.findings.append(_syntax_finding(path, exc.raw_line, exc.raw_column + 1, exc.message))
+        return result
+    except RecursionError:
+        result.internal_errors.append(f"{path}: too deeply nested to parse")
+        return result
+    facts = FileFacts(module, source, path)
+    if project is not None:
+        project.consulted.clear()
+    ctx = LintContext(facts, project)
+    reports: list[tuple[type[Rule], Report]] = []
+    for rule in active:
+        try:
+            reports.extend((rule, r) for r in rule().check(ctx) or ())
+        except Exception as exc:  # one broken rule must not stop the run
+            result.internal_errors.append(f"{path}: internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}")
+    if project is not None:
+        result.dependencies = {str(p): h for p, h in project.consulted.items() if str(p) != str(Path(path).resolve())}
+    if reports:
+        result.findings = _locate(module, source, path, reports)
+    return result
+
+
+def _report_syntax_error_cheaply(source: str, path: str, result: FileResult) -> None:
+    """No rule needs this file's tree, but a syntax error is still worth a finding."""
+    try:
+        compile(source, path, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except SyntaxError as exc:
+        result.findings.append(_syntax_finding(path, exc.lineno or 1, exc.offset or 1, exc.msg))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+
+
+def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
+    first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+    code, name, severity = SYNTAX_ERROR
+    return Finding(code, name, severity, path, line, column, line, column, f"syntax error: {first_line}")
+
+
+def _locate(module: cst.Module, source: str, path: str, reports: list[tuple[type[Rule], Report]]) -> list[Finding]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = source.splitlines()
+    offsets = _line_offsets(source)
+    findings = []
+    seen = set()
+    for rule, report in reports:
+        pos = positions.get(report.node)
+        if pos is None:
+            continue
+        key = (rule.code, pos.start.line, pos.start.column, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        fix = None
+        if report.replace is not None:
+            old, new = report.replace
+            old_pos = positions.get(old)
+            if old_pos is not None:
+                edit = Edit(
+                    offsets[old_pos.start.line - 1] + old_pos.start.column,
+                    offsets[old_pos.end.line - 1] + old_pos.end.column,
+                    module.code_for_node(new),
+                    old_pos.start.line,
+                    old_pos.start.column + 1,
+                    old_pos.end.line,
+                    old_pos.end.column + 1,
+                )
+                fix = Fix(rule.fix_hint.split(". ")[0].rstrip("."), (edit,))
+        finding = Finding(
+            rule.code,
+            rule.name,
+            rule.severity,
+            path,
+            pos.start.line,
+            pos.start.column + 1,
+            pos.end.line,
+            pos.end.column + 1,
+            report.message,
+            fix,
+        )
+        finding.suppressed = _suppressed(lines, finding)
+        findings.append(finding)
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _line_offsets(source: str) -> list[int]:
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    return offsets
+
+
+def _suppressed(lines: list[str], finding: Finding) -> bool:
+    for lineno in {finding.line, finding.end_line}:
+        if not 0 < lineno <= len(lines):
+            continue
+        m = _NOQA.search(lines[lineno - 1])
+        if m is None:
+            continue
+        codes = m.group("codes")
+        if codes is None:
+            return True
+        if finding.code in {c.strip().upper() for c in codes.split(",")}:
+            return True
+    return False
+
+
+def apply_edits(source: str, findings: Iterable[Finding]) -> tuple[str, list[Finding]]:
+    """Apply non-overlapping fixes of unsuppressed findings; returns the new source and what was fixed."""
+    chosen: list[tuple[Edit, Finding]] = []
+    taken: list[tuple[int, int]] = []
+    for f in sorted(findings, key=Finding.sort_key):
+        if f.fix is None or f.suppressed:
+            continue
+        if any(not (e.end <= s or e.start >= t) for e in f.fix.edits for s, t in taken):
+            continue  # overlaps an edit already chosen: the next round gets it
+        for e in f.fix.edits:
+            chosen.append((e, f))
+            taken.append((e.start, e.end))
+    fixed = []
+    for edit, finding in sorted(chosen, key=lambda pair: pair[0].start, reverse=True):
+        source = source[: edit.start] + edit.content + source[edit.end :]
+        if finding not in fixed:
+            fixed.append(finding)
+    return source, fixed

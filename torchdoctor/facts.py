@@ -1,0 +1,503 @@
+"""Shared facts about one parsed file, computed in a single pass.
+
+Every rule reads these instead of walking the tree again: imports with their
+aliases resolved, the function and class tables, loops, calls, assignments and
+the `with` contexts each of them sits in. libcst's generic metadata providers
+(scope, qualified names) cost several times the parse; this visitor computes
+only what the rules need, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+
+def dotted_name(node: cst.CSTNode | None) -> str | None:
+    """`self.opt.step` -> "self.opt.step"; anything that is not a plain chain -> None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """The object a method is called on: `opt` in `opt.step()`."""
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def method_name(call: cst.Call) -> str | None:
+    """`step` in `opt.step()`, `backward` in `(a + b).backward()`."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    return None
+
+
+def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every dotted name read inside an expression (`a.b(c)` -> {"a.b", "a", "c"})."""
+    found: set[str] = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            d = dotted_name(n)
+            if d:
+                found.add(d)
+
+    node.visit(_Collect())
+    return found
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    """A `for`/`while` statement (comprehensions are not loops here)."""
+
+    node: cst.For | cst.While
+    function: "FunctionInfo"
+    parent: "LoopInfo | None"
+    order: int
+    targets: tuple[str, ...] = ()
+    iter_name: str | None = None
+    calls: list["CallInfo"] = field(default_factory=list)
+    assigns: list["AssignInfo"] = field(default_factory=list)
+
+    def encloses(self, other: "LoopInfo") -> bool:
+        loop: LoopInfo | None = other
+        while loop is not None:
+            if loop is self:
+                return True
+            loop = loop.parent
+        return False
+
+
+@dataclass(eq=False)
+class Context:
+    """Where a call or assignment sits: loops, `with` items, `if` tests, all inside one function."""
+
+    loops: tuple[LoopInfo, ...]
+    withs: tuple[str, ...]
+    conditions: tuple[cst.BaseExpression, ...]
+    order: int
+
+    @property
+    def loop(self) -> LoopInfo | None:
+        return self.loops[-1] if self.loops else None
+
+
+@dataclass(eq=False)
+class CallInfo:
+    node: cst.Call
+    function: "FunctionInfo"
+    context: Context
+    qualname: str | None  # resolved through imports: "torch.nn.CrossEntropyLoss"
+    dotted: str | None  # as written: "self.opt.step"
+    method: str | None  # last name: "step"
+    receiver: str | None  # dotted receiver: "self.opt"
+
+
+@dataclass(eq=False)
+class AssignInfo:
+    node: cst.CSTNode
+    function: "FunctionInfo"
+    context: Context
+    targets: tuple[str, ...]  # dotted targets; tuple unpacking flattened
+    value: cst.BaseExpression | None
+    augmented: str | None = None  # "+=" etc. for AugAssign
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function or method; the module body itself is the function named "<module>"."""
+
+    node: cst.FunctionDef | None
+    name: str
+    qualname: str
+    cls: "ClassInfo | None"
+    parent: "FunctionInfo | None"
+    params: tuple[str, ...] = ()
+    decorators: tuple[str, ...] = ()
+    calls: list[CallInfo] = field(default_factory=list)
+    loops: list[LoopInfo] = field(default_factory=list)
+    assigns: list[AssignInfo] = field(default_factory=list)
+    returns: list[cst.Return] = field(default_factory=list)
+    nested: dict[str, "FunctionInfo"] = field(default_factory=dict)
+
+    @property
+    def is_module(self) -> bool:
+        return self.node is None
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: tuple[str, ...]  # qualified where imports resolve them, else as written
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImportedName:
+    """`from .models import Net` -> module ".models", name "Net"."""
+
+    module: str
+    name: str | None  # None for `import a.b as c`
+
+
+class FileFacts:
+    """Everything the rules may ask about one file."""
+
+    def __init__(self, module: cst.Module, source: str, path: str = "<string>") -> None:
+        self.module = module
+        self.source = source
+        self.path = path
+        self.imports: dict[str, str] = {}  # local name -> qualified name
+        self.imported: dict[str, ImportedName] = {}
+        self.functions: list[FunctionInfo] = []
+        self.classes: dict[str, ClassInfo] = {}
+        self.toplevel_functions: dict[str, FunctionInfo] = {}
+        self.calls: list[CallInfo] = []
+        self.loops: list[LoopInfo] = []
+        self.assigns: list[AssignInfo] = []
+        self.module_function = FunctionInfo(None, "<module>", "<module>", None, None)
+        self.functions.append(self.module_function)
+        self._calls_by_node: dict[int, CallInfo] = {}
+        module.visit(_FactsVisitor(self))
+        for call in self.calls:
+            self._calls_by_node[id(call.node)] = call
+
+    # -- names -------------------------------------------------------------
+    def qualify(self, node: cst.CSTNode | str | None) -> str | None:
+        """The import-resolved name of a dotted expression, or None if it is not imported."""
+        dotted = node if isinstance(node, str) or node is None else dotted_name(node)
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def is_torch_name(self, node: cst.CSTNode | str | None, *names: str) -> bool:
+        q = self.qualify(node)
+        return q is not None and q in names
+
+    def torch_nn_prefix(self) -> str | None:
+        """How this file can spell `torch.nn` in a fix: "nn", "torch.nn" or None."""
+        for local, target in sorted(self.imports.items()):
+            if target == "torch.nn":
+                return local
+        for local, target in sorted(self.imports.items()):
+            if target == "torch":
+                return f"{local}.nn"
+        return None
+
+    # -- lookups -------------------------------------------------------------
+    def call_info(self, node: cst.Call) -> CallInfo | None:
+        return self._calls_by_node.get(id(node))
+
+    def calls_named(self, *qualnames: str) -> Iterator[CallInfo]:
+        wanted = set(qualnames)
+        return (c for c in self.calls if c.qualname in wanted)
+
+    def method_calls(self, *methods: str) -> Iterator[CallInfo]:
+        wanted = set(methods)
+        return (c for c in self.calls if c.method in wanted and c.receiver is not None)
+
+    def resolve_function(self, call: CallInfo) -> FunctionInfo | None:
+        """The local function or method a call runs, when this file defines it."""
+        func = call.node.func
+        scope = call.function
+        if isinstance(func, cst.Name):
+            name = func.value
+            while scope is not None:
+                if name in scope.nested:
+                    return scope.nested[name]
+                scope = scope.parent
+            return self.toplevel_functions.get(name)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner = func.value.value
+            if owner in ("self", "cls") and call.function.cls is not None:
+                return self.find_method(call.function.cls, func.attr.value)
+        return None
+
+    def find_method(self, cls: ClassInfo, name: str, _seen: frozenset = frozenset()) -> FunctionInfo | None:
+        """A method of a class or of its local base classes."""
+        if name in cls.methods:
+            return cls.methods[name]
+        for base in cls.bases:
+            local = self.classes.get(base)
+            if local is not None and local.name not in _seen:
+                found = self.find_method(local, name, _seen | {cls.name})
+                if found:
+                    return found
+        return None
+
+    def class_of(self, name: str) -> ClassInfo | None:
+        return self.classes.get(name)
+
+
+_LOOP_TYPES = (cst.For, cst.While)
+
+
+class _FactsVisitor(cst.CSTVisitor):
+    """Fills a FileFacts in one walk of the tree."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.f = facts
+        self.functions: list[FunctionInfo] = [facts.module_function]
+        self.classes: list[ClassInfo] = []
+        self.loops: list[list[LoopInfo]] = [[]]
+        self.withs: list[list[str]] = [[]]
+        self.conditions: list[list[cst.BaseExpression]] = [[]]
+        self.order = 0
+        self.class_body_depth: dict[int, int] = {}  # id(ClassInfo) -> function-stack depth of its body
+        self.with_sizes: list[int] = []
+
+    # -- helpers -------------------------------------------------------------
+    def _context(self) -> Context:
+        self.order += 1
+        return Context(
+            tuple(self.loops[-1]), tuple(self.withs[-1]), tuple(self.conditions[-1]), self.order
+        )
+
+    def _name_for(self, node: cst.BaseExpression) -> str | None:
+        return self.f.qualify(node) or dotted_name(node)
+
+    # -- imports -------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+                self.f.imports[local] = full
+                self.f.imported[local] = ImportedName(full, None)
+            else:
+                head = full.split(".")[0]
+                self.f.imports[head] = head
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        base = dotted_name(node.module) if node.module is not None else ""
+        dots = "." * len(node.relative)
+        module = f"{dots}{base or ''}"
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.f.imports[local] = f"{module}.{name}" if not dots or base else f"{module}{name}"
+            self.f.imported[local] = ImportedName(module, name)
+        return False
+
+    # -- scopes ----------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = tuple(self._name_for(b.value) or "" for b in node.bases if b.keyword is None)
+        info = ClassInfo(node, node.name.value, bases)
+        if not self.classes and self.functions[-1].is_module:
+            self.f.classes[info.name] = info
+        self.classes.append(info)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent = self.functions[-1]
+        cls = self.classes[-1] if self.classes and self._directly_in_class(node) else None
+        name = node.name.value
+        if cls is not None:
+            qualname = f"{cls.name}.{name}"
+        elif parent.is_module:
+            qualname = name
+        else:
+            qualname = f"{parent.qualname}.<locals>.{name}"
+        params = tuple(p.name.value for p in _all_params(node.params))
+        decorators = tuple(
+            self._name_for(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+            for d in node.decorators
+        )
+        info = FunctionInfo(node, name, qualname, cls, parent, params, decorators)
+        if cls is not None:
+            cls.methods[name] = info
+        elif parent.is_module:
+            self.f.toplevel_functions[name] = info
+        else:
+            parent.nested[name] = info
+        self.f.functions.append(info)
+        self.functions.append(info)
+        self.loops.append([])
+        self.withs.append([])
+        self.conditions.append([])
+
+    def _directly_in_class(self, node: cst.FunctionDef) -> bool:
+        # A def is a method when the innermost enclosing scope is the class body.
+        cls = self.classes[-1]
+        return self.class_body_depth.get(id(cls), -1) == len(self.functions)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+        self.loops.pop()
+        self.withs.pop()
+        self.conditions.pop()
+
+    # The class body's depth is recorded on entry so nested defs know whether they are methods.
+    def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
+        self.class_body_depth[id(self.classes[-1])] = len(self.functions)
+
+    # -- loops, withs, ifs ---------------------------------------------------
+    # A for-loop's iterable is evaluated once, outside the loop: enter it at its body.
+    def visit_For_body(self, node: cst.For) -> None:
+        self._enter_loop(node)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self.loops[-1].pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops[-1].pop()
+
+    def _enter_loop(self, node: cst.For | cst.While) -> None:
+        function = self.functions[-1]
+        stack = self.loops[-1]
+        self.order += 1
+        loop = LoopInfo(node, function, stack[-1] if stack else None, self.order)
+        if isinstance(node, cst.For):
+            loop.targets = tuple(sorted(_target_names(node.target)))
+            loop.iter_name = dotted_name(_unwrap_iter(node.iter))
+        stack.append(loop)
+        function.loops.append(loop)
+        self.f.loops.append(loop)
+
+    # The context managers themselves run outside their own block: enter it at its body.
+    def visit_With_body(self, node: cst.With) -> None:
+        names = []
+        for item in node.items:
+            expr = item.item
+            target = expr.func if isinstance(expr, cst.Call) else expr
+            names.append(self._name_for(target) or "")
+        self.withs[-1] = self.withs[-1] + names
+        self.with_sizes.append(len(names))
+
+    def leave_With_body(self, node: cst.With) -> None:
+        n = self.with_sizes.pop()
+        self.withs[-1] = self.withs[-1][: len(self.withs[-1]) - n]
+
+    def visit_If(self, node: cst.If) -> None:
+        self.conditions[-1].append(node.test)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.conditions[-1].pop()
+
+    # -- calls and assignments ------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        function = self.functions[-1]
+        ctx = self._context()
+        dotted = dotted_name(node.func)
+        receiver_node = call_receiver(node)
+        info = CallInfo(
+            node=node,
+            function=function,
+            context=ctx,
+            qualname=self.f.qualify(dotted) if dotted else None,
+            dotted=dotted,
+            method=method_name(node),
+            receiver=dotted_name(receiver_node) if receiver_node is not None else None,
+        )
+        function.calls.append(info)
+        self.f.calls.append(info)
+        for loop in ctx.loops:
+            loop.calls.append(info)
+
+    def _record_assign(self, node: cst.CSTNode, targets: list[str], value, augmented=None) -> None:
+        function = self.functions[-1]
+        info = AssignInfo(node, function, self._context(), tuple(targets), value, augmented)
+        function.assigns.append(info)
+        self.f.assigns.append(info)
+        for loop in info.context.loops:
+            loop.assigns.append(info)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets: list[str] = []
+        for t in node.targets:
+            targets.extend(_flat_targets(t.target))
+        self._record_assign(node, targets, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._record_assign(node, _flat_targets(node.target), node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._record_assign(node, _flat_targets(node.target), node.value, node.operator.__class__.__name__)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.functions[-1].returns.append(node)
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out
+
+
+def _target_names(node: cst.CSTNode) -> set[str]:
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for el in node.elements:
+            out |= _target_names(el.value)
+        return out
+    return set()
+
+
+def _flat_targets(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: list[str] = []
+        for el in node.elements:
+            out.extend(_flat_targets(el.value))
+        return out
+    if isinstance(node, cst.Subscript):
+        base = dotted_name(node.value)
+        return [f"{base}[]"] if base else []
+    d = dotted_name(node)
+    return [d] if d else []
+
+
+def _unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`enumerate(loader)`, `tqdm(loader)` -> `loader`."""
+    while isinstance(node, cst.Call) and node.args and dotted_name(node.func) in _ITER_WRAPPERS:
+        node = node.args[0].value
+    return node
+
+
+_ITER_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "zip", "iter", "progress_bar", "track"}

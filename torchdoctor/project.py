@@ -1,0 +1,129 @@
+"""The project index: lets a rule see the other files of the user's project.
+
+A model class defined in `models.py` and trained in `train.py` must be
+understood from `train.py`. The index resolves an imported name to the file
+that defines it (absolute imports from the project root or the file's folder,
+relative imports from the file's package), parses that file once per process,
+and records which files each lint depended on so the result cache can be
+invalidated when one of them changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import libcst as cst
+
+from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def find_project_root(path: Path) -> Path:
+    """The nearest folder above `path` holding a project marker, else the file's own folder."""
+    start = path.parent if path.is_file() or path.suffix == ".py" else path
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return start
+
+
+class ProjectIndex:
+    """Parses project files on demand, at most once each per process."""
+
+    def __init__(self) -> None:
+        self._facts: dict[Path, FileFacts | None] = {}
+        self._roots: dict[Path, Path] = {}
+        self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
+
+    def root_for(self, path: Path) -> Path:
+        folder = path.parent
+        if folder not in self._roots:
+            self._roots[folder] = find_project_root(path)
+        return self._roots[folder]
+
+    def facts_for_path(self, path: Path) -> FileFacts | None:
+        path = path.resolve()
+        if path not in self._facts:
+            self._facts[path] = _parse_quietly(path)
+        facts = self._facts[path]
+        if facts is not None:
+            self.consulted[path] = content_hash(facts.source)
+        return facts
+
+    def module_file(self, importer: Path, module: str) -> Path | None:
+        """Where `module` (as written in an import inside `importer`) lives, if in the project."""
+        importer = importer.resolve()
+        if module.startswith("."):
+            level = len(module) - len(module.lstrip("."))
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            parts = [p for p in module.lstrip(".").split(".") if p]
+            return _module_at(base, parts)
+        parts = module.split(".")
+        root = self.root_for(importer)
+        for base in (importer.parent, root, root / "src"):
+            found = _module_at(base, parts)
+            if found is not None:
+                return found
+        return None
+
+    def resolve_imported(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, ClassInfo | FunctionInfo] | None:
+        """The class or function that `local_name` was imported as, in the file that defines it."""
+        imported = facts.imported.get(local_name)
+        if imported is None or imported.name is None or facts.path == "<string>":
+            return None
+        return self._definition_in(Path(facts.path), imported.module, imported.name, depth=0)
+
+    def _definition_in(self, importer: Path, module: str, name: str, depth: int):
+        if depth > 3:
+            return None
+        file = self.module_file(importer, module)
+        if file is None:
+            return None
+        other = self.facts_for_path(file)
+        if other is None:
+            return None
+        if name in other.classes:
+            return other, other.classes[name]
+        if name in other.toplevel_functions:
+            return other, other.toplevel_functions[name]
+        reexport = other.imported.get(name)  # `from .model import Net` in a package __init__
+        if reexport is not None and reexport.name is not None:
+            return self._definition_in(file, reexport.module, reexport.name, depth + 1)
+        return None
+
+    def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
+        """A class by the name used in `facts`: defined there or imported from the project."""
+        if name in facts.classes:
+            return facts, facts.classes[name]
+        found = self.resolve_imported(facts, name)
+        if found is not None and isinstance(found[1], ClassInfo):
+            return found[0], found[1]
+        return None
+
+
+def _module_at(base: Path, parts: list[str]) -> Path | None:
+    if not parts:
+        init = base / "__init__.py"
+        return init if init.is_file() else None
+    candidate = base.joinpath(*parts)
+    as_file = candidate.with_suffix(".py")
+    if as_file.is_file():
+        return as_file
+    init = candidate / "__init__.py"
+    return init if init.is_file() else None
+
+
+def _parse_quietly(path: Path) -> FileFacts | None:
+    try:
+        source = path.read_text(encoding="utf-8")
+        return FileFacts(cst.parse_module(source), source, str(path))
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+        return None
+
+
+def content_hash(source: str) -> str:
+    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,1 @@
+"""The runtime companion: hooks that watch a real training run. Imports torch."""

@@ -1,0 +1,295 @@
+"""Training-loop semantics shared by the rules, computed once per file.
+
+Which calls are `backward()`, optimizer steps or gradient resets; which names
+are optimizers; aliases such as `opt = self.optimizer`; which classes are
+`nn.Module`s (also across files); what a loop does once calls to local helpers
+are followed. Rules ask `ctx.training` instead of re-deriving any of it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchdoctor.facts import (
+    CallInfo,
+    ClassInfo,
+    FileFacts,
+    FunctionInfo,
+    LoopInfo,
+    dotted_name,
+    positional_args,
+)
+
+if TYPE_CHECKING:
+    from torchdoctor.project import ProjectIndex
+
+_OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
+_NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust", re.I)
+MODULE_BASES = {
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.nn.Sequential",
+    "torch.nn.ModuleList",
+    "torch.nn.ModuleDict",
+    "pytorch_lightning.LightningModule",
+    "lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+    "lightning.pytorch.core.LightningModule",
+    "pl.LightningModule",
+}
+NOT_MODULE_CLASSES = {"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One training-relevant call, seen from a loop (possibly through a helper it calls)."""
+
+    kind: str  # "backward" | "step" | "reset"
+    target: str | None  # the optimizer stepped, or what was reset ("opt", "model", "<grad>")
+    node: cst.CSTNode  # the call or assignment in the source
+    direct: bool  # in the loop's own body, not in a nested loop
+    site: cst.CSTNode  # the statement in the loop that leads to it (the call itself when direct)
+
+
+class TrainingFacts:
+    def __init__(self, facts: FileFacts, project: "ProjectIndex | None") -> None:
+        self.facts = facts
+        self.project = project
+
+    # -- aliases ---------------------------------------------------------------
+    @cached_property
+    def _aliases(self) -> dict[int, dict[str, str]]:
+        """Per function: local name -> the dotted name it was assigned from (`opt = self.optimizer`)."""
+        out: dict[int, dict[str, str]] = {}
+        for fn in self.facts.functions:
+            table: dict[str, str] = {}
+            for a in fn.assigns:
+                if a.augmented is None and len(a.targets) == 1 and "." not in a.targets[0]:
+                    source = dotted_name(a.value) if a.value is not None else None
+                    if source and source != a.targets[0]:
+                        table[a.targets[0]] = source
+            out[id(fn)] = table
+        return out
+
+    def canonical(self, name: str | None, fn: FunctionInfo) -> str | None:
+        if name is None:
+            return None
+        table = self._aliases.get(id(fn), {})
+        for _ in range(5):
+            head, dot, rest = name.partition(".")
+            if head not in table:
+                break
+            name = table[head] + (dot + rest if dot else "")
+        return name
+
+    # -- optimizers ------------------------------------------------------------
+    @cached_property
+    def optimizer_names(self) -> set[str]:
+        """Names assigned from an optimizer constructor anywhere in the file (`self.opt = Adam(...)`)."""
+        names: set[str] = set()
+        for a in self.facts.assigns:
+            if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value):
+                names.update(a.targets)
+        return names
+
+    def _constructs_optimizer(self, call: cst.Call) -> bool:
+        q = self.facts.qualify(call.func) or dotted_name(call.func) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("torch.optim.") and last[:1].isupper() and "lr_scheduler" not in q:
+            return True
+        return bool(re.search(r"optimi[sz]er", last, re.I)) and "sched" not in last.lower()
+
+    def is_optimizer(self, name: str | None) -> bool:
+        if not name:
+            return False
+        if name in self.optimizer_names:
+            return True
+        last = name.rsplit(".", 1)[-1]
+        return bool(_OPTIMIZER_NAME.search(last)) and not _NOT_OPTIMIZER.search(last)
+
+    # -- events ----------------------------------------------------------------
+    def event_of(self, call: CallInfo) -> tuple[str, str | None] | None:
+        """Classify a call as backward, optimizer step or gradient reset."""
+        m = call.method
+        fn = call.function
+        if m == "backward" or call.qualname == "torch.autograd.backward":
+            return "backward", None
+        if m == "step" and call.receiver is not None:
+            receiver = self.canonical(call.receiver, fn)
+            if call.receiver.rsplit(".", 1)[-1].lower().endswith("scaler"):
+                args = positional_args(call.node)
+                target = dotted_name(args[0]) if args else None
+                return ("step", self.canonical(target, fn)) if target else None
+            if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
+                return "step", receiver
+            return None
+        if m == "optimizer_step" and call.node.args:  # torch_xla's xm.optimizer_step(opt)
+            target = dotted_name(call.node.args[0].value)
+            return "step", self.canonical(target, fn)
+        if m == "zero_grad":
+            return "reset", self.canonical(call.receiver, fn) if call.receiver else "<all>"
+        if m in ("zero_", "detach_", "requires_grad_") and call.receiver and (
+            call.receiver.endswith(".grad") or call.receiver.endswith(".grad.data")
+        ):
+            return "reset", "<grad>"
+        if m in ("clear_grad", "reset_grad", "zero_grads"):
+            return "reset", "<grad>"
+        return None
+
+    def loop_events(self, loop: LoopInfo, depth: int = 3) -> list[Event]:
+        """Backward, step and reset events of one iteration of `loop`, following local helpers."""
+        events: list[Event] = []
+        seen: set[int] = set()
+        for call in loop.calls:
+            direct = call.context.loop is loop
+            self._collect(call, direct, call.node, events, {}, depth, seen)
+        for a in loop.assigns:
+            if _resets_grad(a.targets, a.value):
+                events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
+        return events
+
+    def _collect(self, call, direct, site, events, subst, depth, seen) -> None:
+        kind = self.event_of(call)
+        if kind is not None:
+            target = _substitute(kind[1], subst)
+            events.append(Event(kind[0], target, call.node, direct, site))
+        if depth <= 0:
+            return
+        callees = []
+        local = self.facts.resolve_function(call)
+        if local is not None:
+            callees.append((local, _bind(local, call, subst, self)))
+        for arg in call.node.args:  # closures and callbacks passed along: LBFGS `opt.step(closure)`
+            if isinstance(arg.value, cst.Name):
+                fake = _NameCall(arg.value, call.function)
+                fn = self.facts.resolve_function(fake)  # type: ignore[arg-type]
+                if fn is not None:
+                    callees.append((fn, dict(subst)))
+        for fn, binding in callees:
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for inner in fn.calls:
+                inner_direct = direct and inner.context.loop is None
+                self._collect(inner, inner_direct, site, events, binding, depth - 1, seen)
+            for a in fn.assigns:
+                if _resets_grad(a.targets, a.value):
+                    events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
+            seen.discard(id(fn))
+
+    def unknown_calls_taking(self, loop: LoopInfo, name: str) -> bool:
+        """Whether the loop hands `name` to code this file cannot see (which might reset it)."""
+        for call in loop.calls:
+            if self.facts.resolve_function(call) is not None or self.event_of(call) is not None:
+                continue
+            if call.method in _HARMLESS_CALLS:
+                continue
+            for arg in call.node.args:
+                arg_name = self.canonical(dotted_name(arg.value), call.function)
+                if arg_name and (arg_name == name or name.startswith(arg_name + ".")):
+                    return True
+        return False
+
+    # -- modules -----------------------------------------------------------------
+    def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        for base in cls.bases:
+            if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1][:1].isupper()):
+                return True
+            local = facts.classes.get(base)
+            if local is not None and local is not cls:
+                if self.is_module_class(facts, local, depth + 1):
+                    return True
+                continue
+            if self.project is not None and "." not in base:
+                found = self.project.find_class(facts, base)
+                if found is not None and found[1] is not cls:
+                    if self.is_module_class(found[0], found[1], depth + 1):
+                        return True
+                    continue
+            if base.rsplit(".", 1)[-1].endswith("Module"):
+                return True
+        return False
+
+    def constructs_module(self, node: cst.BaseExpression) -> bool:
+        """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project."""
+        if not isinstance(node, cst.Call):
+            return False
+        q = self.facts.qualify(node.func)
+        if q is not None and q.startswith("torch.nn."):
+            last = q.rsplit(".", 1)[-1]
+            return last[:1].isupper() and last not in NOT_MODULE_CLASSES
+        name = dotted_name(node.func)
+        if name is None or "." in name:
+            return False
+        found = self.project.find_class(self.facts, name) if self.project else None
+        if found is None and name in self.facts.classes:
+            found = (self.facts, self.facts.classes[name])
+        return found is not None and self.is_module_class(found[0], found[1])
+
+
+_HARMLESS_CALLS = {
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "print",
+    "log",
+    "info",
+    "debug",
+    "append",
+    "add_scalar",
+    "format",
+    "len",
+    "isinstance",
+    "getattr",
+    "state_dict",
+    "parameters",
+    "named_parameters",
+    "str",
+    "repr",
+}
+
+
+class _NameCall:
+    """Just enough of a CallInfo for `resolve_function` on a bare name."""
+
+    def __init__(self, name: cst.Name, function: FunctionInfo) -> None:
+        self.node = cst.Call(func=name)
+        self.function = function
+
+
+def _resets_grad(targets: tuple[str, ...], value) -> bool:
+    return any(t.endswith(".grad") for t in targets) and (
+        isinstance(value, cst.Name) and value.value == "None" or isinstance(value, cst.Call)
+    )
+
+
+def _substitute(name: str | None, subst: dict[str, str]) -> str | None:
+    if name is None or not subst:
+        return name
+    head, dot, rest = name.partition(".")
+    if head in subst:
+        return subst[head] + (dot + rest if dot else "")
+    return name
+
+
+def _bind(fn: FunctionInfo, call: CallInfo, subst: dict[str, str], training: TrainingFacts) -> dict[str, str]:
+    """Map the callee's parameter names to the caller's argument names."""
+    params = [p for p in fn.params if p not in ("self", "cls")]
+    binding: dict[str, str] = {}
+    positional = [a for a in call.node.args if a.keyword is None and not a.star]
+    for param, arg in zip(params, positional):
+        name = training.canonical(dotted_name(arg.value), call.function)
+        if name:
+            binding[param] = _substitute(name, subst) or name
+    for arg in call.node.args:
+        if arg.keyword is not None and arg.keyword.value in params:
+            name = training.canonical(dotted_name(arg.value), call.function)
+            if name:
+                binding[arg.keyword.value] = _substitute(name, subst) or name
+    return binding
