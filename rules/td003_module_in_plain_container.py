@@ -64,7 +64,7 @@ class ModuleInPlainContainer(Rule):
                 return x
     """
     fix_hint = "Hold submodules in `nn.ModuleList` (for lists and tuples) or `nn.ModuleDict` (for dicts with string keys)."
-    triggers = ("Module",)
+    triggers = ("self.",)  # a cross-file subclass may never spell "Module" or "torch"
 
     def check(self, ctx):
         facts, training = ctx.facts, ctx.training
@@ -80,6 +80,8 @@ class ModuleInPlainContainer(Rule):
                 if last in _REGISTERING:
                     for arg in call.node.args:
                         registered |= names_in(arg.value)
+                    # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
+                    registered |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
             filled_with_modules = set()
             for call in calls:

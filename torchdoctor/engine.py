@@ -113,7 +113,9 @@ def lint_source(
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        result.findings.append(_syntax_finding(path, exc.raw_line, exc.raw_column + 1, exc.message))
+        # CPython's own parser places and words syntax errors best; libcst's is the fallback.
+        if not _report_syntax_error_cheaply(source, path, result):
+            result.findings.append(_syntax_finding(path, exc.raw_line, exc.raw_column + 1, exc.message))
         return result
     except RecursionError:
         result.internal_errors.append(f"{path}: too deeply nested to parse")
@@ -135,14 +137,16 @@ def lint_source(
     return result
 
 
-def _report_syntax_error_cheaply(source: str, path: str, result: FileResult) -> None:
-    """No rule needs this file's tree, but a syntax error is still worth a finding."""
+def _report_syntax_error_cheaply(source: str, path: str, result: FileResult) -> bool:
+    """Report a syntax error found by CPython's parser (fast, no libcst tree); True if one was."""
     try:
         compile(source, path, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
     except SyntaxError as exc:
         result.findings.append(_syntax_finding(path, exc.lineno or 1, exc.offset or 1, exc.msg))
+        return True
     except (ValueError, RecursionError, MemoryError):
         pass
+    return False
 
 
 def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:

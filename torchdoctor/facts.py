@@ -153,6 +153,7 @@ class ClassInfo:
     node: cst.ClassDef
     name: str
     bases: tuple[str, ...]  # qualified where imports resolve them, else as written
+    written_bases: tuple[str, ...] = ()  # as written in the source: "BaseBlock", "nn.Module"
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
 
 
@@ -245,7 +246,7 @@ class FileFacts:
         """A method of a class or of its local base classes."""
         if name in cls.methods:
             return cls.methods[name]
-        for base in cls.bases:
+        for base in cls.written_bases:
             local = self.classes.get(base)
             if local is not None and local.name not in _seen:
                 found = self.find_method(local, name, _seen | {cls.name})
@@ -318,8 +319,9 @@ class _FactsVisitor(cst.CSTVisitor):
 
     # -- scopes ----------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = tuple(self._name_for(b.value) or "" for b in node.bases if b.keyword is None)
-        info = ClassInfo(node, node.name.value, bases)
+        plain = [b.value for b in node.bases if b.keyword is None]
+        bases = tuple(self._name_for(b) or "" for b in plain)
+        info = ClassInfo(node, node.name.value, bases, tuple(dotted_name(b) or "" for b in plain))
         if not self.classes and self.functions[-1].is_module:
             self.f.classes[info.name] = info
         self.classes.append(info)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from torchdoctor.context import LintContext
 
 SEVERITIES = ("error", "warning", "info")
-EXPECT_MARKER = re.compile(r"\s*# expect: (TD\d{3})\s*$")
+EXPECT_MARKER = re.compile(r"\s*# expect: (TD\d{3}(?:, TD\d{3})*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,19 @@ class Rule:
     def example(cls, which: str) -> str:
         return textwrap.dedent(getattr(cls, which)).lstrip("\n")
 
-    @classmethod
-    def expected_lines(cls, source: str) -> list[int]:
-        return [i for i, line in enumerate(source.splitlines(), 1) if EXPECT_MARKER.search(line)]
-
-    @classmethod
-    def without_markers(cls, source: str) -> str:
+    @staticmethod
+    def without_markers(source: str) -> str:
         return "\n".join(EXPECT_MARKER.sub("", line) for line in source.splitlines()) + "\n"
+
+
+def expected_findings(source: str) -> list[tuple[int, str]]:
+    """(line, code) pairs marked in a fixture with a trailing `# expect: TD001, TD005` comment."""
+    out = []
+    for lineno, line in enumerate(source.splitlines(), 1):
+        m = EXPECT_MARKER.search(line)
+        if m:
+            out.extend((lineno, code.strip()) for code in m.group(1).split(","))
+    return out
 
 
 @lru_cache(maxsize=1)

@@ -199,16 +199,16 @@ class TrainingFacts:
     def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
         if depth > 6:
             return False
-        for base in cls.bases:
+        for base, written in zip(cls.bases, cls.written_bases):
             if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1][:1].isupper()):
                 return True
-            local = facts.classes.get(base)
+            local = facts.classes.get(written)
             if local is not None and local is not cls:
                 if self.is_module_class(facts, local, depth + 1):
                     return True
                 continue
-            if self.project is not None and "." not in base:
-                found = self.project.find_class(facts, base)
+            if self.project is not None and written and "." not in written:
+                found = self.project.find_class(facts, written)
                 if found is not None and found[1] is not cls:
                     if self.is_module_class(found[0], found[1], depth + 1):
                         return True

@@ -1,0 +1,3 @@
+from torchdoctor.cli import main
+
+main(prog_name="torchdoctor")
