@@ -6,6 +6,8 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchdoctor.dataflow import DataFlow
+from torchdoctor.evaluation import Evaluation
 from torchdoctor.facts import FileFacts
 from torchdoctor.project import ProjectIndex
 from torchdoctor.rule import Report
@@ -21,6 +23,16 @@ class LintContext:
     def training(self) -> TrainingFacts:
         """Computed on first use and shared by every rule that runs on this file."""
         return TrainingFacts(self.facts, self.project)
+
+    @cached_property
+    def dataflow(self) -> DataFlow:
+        """Where values come from (assignments, returns, parameters, model classes), on demand."""
+        return DataFlow(self.facts, self.project)
+
+    @cached_property
+    def evaluation(self) -> Evaluation:
+        """The file's evaluation passes and the grad/eval mode where they run."""
+        return Evaluation(self)
 
     def report(
         self,

@@ -140,7 +140,7 @@ class FunctionInfo:
     calls: list[CallInfo] = field(default_factory=list)
     loops: list[LoopInfo] = field(default_factory=list)
     assigns: list[AssignInfo] = field(default_factory=list)
-    returns: list[cst.Return] = field(default_factory=list)
+    returns: list[tuple[cst.Return, int]] = field(default_factory=list)  # with their order
     nested: dict[str, "FunctionInfo"] = field(default_factory=dict)
 
     @property
@@ -227,19 +227,22 @@ class FileFacts:
 
     def resolve_function(self, call: CallInfo) -> FunctionInfo | None:
         """The local function or method a call runs, when this file defines it."""
-        func = call.node.func
-        scope = call.function
+        return self.resolve_callee(call.node.func, call.function)
+
+    def resolve_callee(self, func: cst.BaseExpression, scope: FunctionInfo | None) -> FunctionInfo | None:
+        """The local function `func` (a name or `self.method`) refers to, seen from `scope`."""
+        current = scope
         if isinstance(func, cst.Name):
             name = func.value
-            while scope is not None:
-                if name in scope.nested:
-                    return scope.nested[name]
-                scope = scope.parent
+            while current is not None:
+                if name in current.nested:
+                    return current.nested[name]
+                current = current.parent
             return self.toplevel_functions.get(name)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = func.value.value
-            if owner in ("self", "cls") and call.function.cls is not None:
-                return self.find_method(call.function.cls, func.attr.value)
+            if owner in ("self", "cls") and scope is not None and scope.cls is not None:
+                return self.find_method(scope.cls, func.attr.value)
         return None
 
     def find_method(self, cls: ClassInfo, name: str, _seen: frozenset = frozenset()) -> FunctionInfo | None:
@@ -459,7 +462,8 @@ class _FactsVisitor(cst.CSTVisitor):
         self._record_assign(node, _flat_targets(node.target), node.value, node.operator.__class__.__name__)
 
     def visit_Return(self, node: cst.Return) -> None:
-        self.functions[-1].returns.append(node)
+        self.order += 1
+        self.functions[-1].returns.append((node, self.order))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

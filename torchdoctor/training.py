@@ -71,7 +71,7 @@ class TrainingFacts:
             for a in fn.assigns:
                 if a.augmented is None and len(a.targets) == 1 and "." not in a.targets[0]:
                     source = dotted_name(a.value) if a.value is not None else None
-                    if source and source != a.targets[0]:
+                    if source and source != a.targets[0] and source not in ("None", "True", "False"):
                         table[a.targets[0]] = source
             out[id(fn)] = table
         return out
@@ -117,6 +117,8 @@ class TrainingFacts:
         """Classify a call as backward, optimizer step or gradient reset."""
         m = call.method
         fn = call.function
+        if call.qualname and call.qualname.startswith("torch.distributed.autograd."):
+            return None  # distributed autograd keeps gradients per context: nothing to reset
         if m == "backward" or call.qualname == "torch.autograd.backward":
             return "backward", None
         if m == "step" and call.receiver is not None:
@@ -166,8 +168,7 @@ class TrainingFacts:
             callees.append((local, _bind(local, call, subst, self)))
         for arg in call.node.args:  # closures and callbacks passed along: LBFGS `opt.step(closure)`
             if isinstance(arg.value, cst.Name):
-                fake = _NameCall(arg.value, call.function)
-                fn = self.facts.resolve_function(fake)  # type: ignore[arg-type]
+                fn = self.facts.resolve_callee(arg.value, call.function)
                 if fn is not None:
                     callees.append((fn, dict(subst)))
         for fn, binding in callees:
@@ -253,14 +254,6 @@ _HARMLESS_CALLS = {
     "str",
     "repr",
 }
-
-
-class _NameCall:
-    """Just enough of a CallInfo for `resolve_function` on a bare name."""
-
-    def __init__(self, name: cst.Name, function: FunctionInfo) -> None:
-        self.node = cst.Call(func=name)
-        self.function = function
 
 
 def _resets_grad(targets: tuple[str, ...], value) -> bool:

@@ -1,0 +1,283 @@
+"""TD004: a CPU tensor created inside forward (or a helper it calls) of an nn.Module."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.facts import FunctionInfo, dotted_name, keyword_arg, positional_args
+from torchdoctor.rule import Rule
+
+_FACTORIES = {
+    "tensor", "as_tensor", "zeros", "ones", "empty", "full", "arange", "range", "linspace", "logspace",
+    "eye", "rand", "randn", "randint", "randperm", "tril_indices", "triu_indices", "from_numpy",
+    "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor",
+}
+_LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
+_MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_", "expand_as"}
+_CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
+
+
+class TensorCreatedInForward(Rule):
+    code = "TD004"
+    name = "tensor-created-in-forward"
+    severity = "error"
+    summary = "A tensor created in forward without device= stays on the CPU when the model runs on a GPU"
+    rationale = """
+        Factories such as `torch.tensor([...])`, `torch.zeros`, `torch.arange` or
+        `torch.ones` create tensors on the CPU unless told otherwise. Inside `forward`
+        they run on every call, after the model was moved with `.to("cuda")`, so the
+        first operation that mixes the new tensor with the CUDA input raises
+        `Expected all tensors to be on the same device`. The model works in CPU tests
+        and crashes on the GPU. Measured on an H200 (torch 2.11): a 0-dim CPU tensor
+        such as `torch.tensor(2.0)` mixes with CUDA tensors, and a CUDA tensor indexed
+        by a CPU index tensor works, so neither is flagged; `torch.tensor([2.0])`,
+        `arange` or a CPU input to `nn.Linear` raise. A hard-coded `.cuda()` or
+        `device="cpu"` in `forward` breaks the other way.
+    """
+    bad = """
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = q @ k.transpose(-2, -1)
+                n = x.size(1)
+                causal = torch.tril(torch.ones(n, n))  # expect: TD004
+                scores = scores.masked_fill(causal == 0, float("-inf"))
+                return scores.softmax(dim=-1) @ v
+    """
+    good = """
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = q @ k.transpose(-2, -1)
+                n = x.size(1)
+                causal = torch.tril(torch.ones(n, n, device=x.device))
+                scores = scores.masked_fill(causal == 0, float("-inf"))
+                scale = torch.tensor(2.0)  # 0-dim: mixes with CUDA tensors
+                rows = torch.arange(n)
+                first = scores[:, rows, 0]  # CPU index tensors may index CUDA tensors
+                return scores.softmax(dim=-1) @ v * scale + first.mean()
+    """
+    fixed = """
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = q @ k.transpose(-2, -1)
+                n = x.size(1)
+                causal = torch.tril(torch.ones(n, n, device=x.device))
+                scores = scores.masked_fill(causal == 0, float("-inf"))
+                return scores.softmax(dim=-1) @ v
+    """
+    fix_hint = (
+        "Create the tensor on the input's device (`device=x.device`, `torch.zeros_like(x)`, `x.new_zeros(...)`), "
+        "or build it once in `__init__` with `self.register_buffer(...)` so `.to()` moves it."
+    )
+    triggers = ("forward",)
+
+    def check(self, ctx):
+        facts, training = ctx.facts, ctx.training
+        for cls in facts.classes.values():
+            forward = cls.methods.get("forward")
+            if forward is None or not training.is_module_class(facts, cls):
+                continue
+            for fn, direct in _forward_and_helpers(facts, forward):
+                if not direct and _moved_at_every_call_site(facts, fn):
+                    continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
+                yield from self._check_function(ctx, cls.name, fn, forward if direct else None)
+
+    def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
+        facts = ctx.facts
+        uses = _UseScan(fn)
+        for call in fn.calls:
+            q = call.qualname or ""
+            if call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q:
+                yield ctx.report(
+                    call.node,
+                    f"hard-coded `.cuda()` in {cls_name}.{fn.name}: the model fails on CPU and ignores the device "
+                    "it was moved to; use the input's device (`.to(x.device)`)",
+                )
+                continue
+            if not q.startswith("torch.") or q.count(".") != 1 or q[6:] not in _FACTORIES:
+                continue
+            factory = q[6:]
+            device = keyword_arg(call.node, "device")
+            if device is not None:
+                if isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu":
+                    yield ctx.report(
+                        call.node,
+                        f"`torch.{factory}(..., device=\"cpu\")` in {cls_name}.{fn.name} pins the tensor to the CPU: "
+                        "with the model on a GPU the first op mixing it with the input raises; use the input's device",
+                    )
+                continue
+            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
+                continue  # 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
+            if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
+                continue
+            if id(call.node) in uses.moved or id(call.node) in uses.indexing:
+                continue
+            target = uses.assigned_name(call.node)
+            if target is not None and (target in uses.moved_names or uses.only_cpu_side(target)):
+                continue
+            replace = _device_fix(ctx, call.node, forward) if forward is not None else None
+            yield ctx.report(
+                call.node,
+                f"`torch.{factory}(...)` in {cls_name}.{fn.name} creates a CPU tensor on every call: once the model "
+                "is on a GPU, the first op mixing it with the input raises 'Expected all tensors to be on the same "
+                "device'; pass `device=` from the input (or register a buffer)",
+                replace=replace,
+            )
+
+
+def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
+    """forward itself (direct=True), then the methods it calls through `self.`, two levels deep."""
+    yield forward, True
+    seen = {id(forward)}
+    frontier = [forward]
+    for _ in range(depth):
+        nxt = []
+        for fn in frontier:
+            for call in fn.calls:
+                if call.receiver == "self":
+                    helper = facts.resolve_function(call)
+                    if helper is not None and id(helper) not in seen and helper.name != "__init__":
+                        seen.add(id(helper))
+                        nxt.append(helper)
+                        yield helper, False
+        frontier = nxt
+
+
+def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
+    sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
+    if not sites:
+        return False
+    for site in sites:
+        scan = _UseScan(site.function)
+        target = scan.assigned_name(site.node)
+        if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
+            return False
+    return True
+
+
+def _is_sequence_literal(call: cst.Call) -> bool:
+    args = positional_args(call)
+    return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
+
+
+def _is_zero_dim_size(call: cst.Call) -> bool:
+    args = positional_args(call)
+    return len(args) == 1 and isinstance(args[0], cst.Tuple) and not args[0].elements
+
+
+def _device_fix(ctx, call: cst.Call, forward: FunctionInfo):
+    """Add `device=x.device` when forward's input `x` is plainly a tensor (its .device/.shape/.size are used)."""
+    params = [p for p in forward.params if p not in ("self", "cls")]
+    if not params or forward.node is None:
+        return None
+    x = params[0]
+    used_as_tensor = any(
+        c.receiver == x and c.method in ("size", "dim", "view", "reshape", "to") for c in forward.calls
+    ) or f"{x}.shape" in ctx.code(forward.node) or f"{x}.device" in ctx.code(forward.node)
+    if not used_as_tensor:
+        return None
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(
+        cst.Arg(
+            keyword=cst.Name("device"),
+            value=cst.Attribute(cst.Name(x), cst.Name("device")),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+        )
+    )
+    return call, call.with_changes(args=args)
+
+
+class _UseScan(cst.CSTVisitor):
+    """How tensors made in one function are used: moved, used as an index, or only read on the CPU side.
+
+    A targeted walk of one small function, done only for forward methods and their helpers.
+    """
+
+    def __init__(self, fn: FunctionInfo) -> None:
+        self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
+        self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
+        self.indexing: set[int] = set()  # nodes used as a subscript index
+        self.targets: dict[int, str] = {}
+        self.uses: dict[str, list[str]] = {}
+        self._index_depth = 0
+        self._cpu_side_depth = 0
+        for a in fn.assigns:
+            if len(a.targets) == 1 and isinstance(a.value, cst.Call):
+                self.targets[id(a.value)] = a.targets[0]
+        self._tracked = set(self.targets.values())
+        if fn.node is not None:
+            fn.node.body.visit(self)
+
+    def assigned_name(self, call: cst.Call) -> str | None:
+        return self.targets.get(id(call))
+
+    def only_cpu_side(self, name: str) -> bool:
+        kinds = self.uses.get(name, [])
+        return bool(kinds) and all(k in ("index", "cpu") for k in kinds)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+            self.moved.add(id(node.func.value))
+            name = dotted_name(node.func.value)
+            if name:
+                self.moved_names.add(name)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
+            for arg in node.args:
+                name = dotted_name(arg.value)
+                if name:
+                    self.moved_names.add(name)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CPU_SIDE_METHODS:
+            self._cpu_side_depth += 1
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in _CPU_SIDE_METHODS:
+            self._cpu_side_depth -= 1
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        self._index_depth += 1
+        if isinstance(node.slice, cst.Index):
+            self.indexing.add(id(node.slice.value))
+
+    def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
+        self._index_depth -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self._tracked:
+            kind = "index" if self._index_depth else "cpu" if self._cpu_side_depth else "tensor"
+            self.uses.setdefault(node.value, []).append(kind)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if node.attr.value in ("shape", "device", "dtype"):
+            self.moved.add(id(node.value))  # only metadata is read: the device never matters
+            if isinstance(node.value, cst.Name):
+                self.uses.setdefault(node.value.value, []).append("cpu")
+                return False
+        return True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return False  # targets are writes, not uses

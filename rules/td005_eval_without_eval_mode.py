@@ -1,0 +1,79 @@
+"""TD005: an evaluation pass that runs the model while it may still be in training mode."""
+
+from __future__ import annotations
+
+from torchdoctor.rule import Rule
+
+
+class EvalWithoutEvalMode(Rule):
+    code = "TD005"
+    name = "eval-without-eval-mode"
+    severity = "error"
+    summary = "An evaluation pass runs the model without model.eval(): Dropout and BatchNorm act as in training"
+    rationale = """
+        `model.eval()` switches Dropout off and makes BatchNorm use its running
+        statistics. Without it, validation accuracy is noisy and too low, BatchNorm's
+        running statistics are updated from validation data, and a checkpoint chosen
+        on that metric is the wrong one. `torch.no_grad()` does not change the mode:
+        it only stops graph building. A model comes out of its constructor in training
+        mode, and every `model.train()` in the training loop puts it back there.
+    """
+    bad = """
+        import torch
+
+        def evaluate(model, loader):
+            correct = 0
+            with torch.no_grad():
+                for x, y in loader:
+                    correct += (model(x).argmax(1) == y).sum().item()  # expect: TD005
+            return correct / len(loader.dataset)
+
+        def fit(model, train_loader, val_loader, opt, epochs):
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    torch.nn.functional.cross_entropy(model(x), y).backward()
+                    opt.step()
+                print(evaluate(model, val_loader))
+    """
+    good = """
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+            return correct / len(loader.dataset)
+
+        def fit(model, train_loader, val_loader, opt, epochs):
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    torch.nn.functional.cross_entropy(model(x), y).backward()
+                    opt.step()
+                print(evaluate(model, val_loader))
+    """
+    fix_hint = "Call `model.eval()` before the evaluation pass and `model.train()` before training resumes."
+    triggers = ("val", "eval", "test", "predict", "infer", "score")
+
+    def check(self, ctx):
+        evaluation = ctx.evaluation
+        for eval_pass in evaluation.passes:
+            reported = set()
+            for call in eval_pass.model_calls:
+                model = ctx.training.canonical(call.dotted, call.function) or call.dotted
+                if model in reported or evaluation.eval_mode_set_before(model, call):
+                    continue
+                if not evaluation.may_change_with_mode(call):
+                    continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
+                reported.add(model)
+                where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
+                yield ctx.report(
+                    call.node,
+                    f"'{call.dotted}' runs in {where} without `{model}.eval()` on the way, so Dropout and "
+                    f"BatchNorm behave as in training; call `{model}.eval()` first (and `.train()` after)",
+                )

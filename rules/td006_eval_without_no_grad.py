@@ -1,0 +1,63 @@
+"""TD006: an evaluation pass that runs the model with gradients enabled."""
+
+from __future__ import annotations
+
+from torchdoctor.rule import Rule
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TD006"
+    name = "eval-without-no-grad"
+    severity = "warning"
+    summary = "An evaluation pass runs the model with gradients enabled, building graphs nobody uses"
+    rationale = """
+        Outside `torch.no_grad()`/`torch.inference_mode()`, every forward pass records
+        an autograd graph and keeps the activations it needs for a backward that never
+        comes. An evaluation loop then uses several times the memory of inference
+        (often the cause of an out-of-memory error that only happens at validation)
+        and runs slower. `model.eval()` does not turn gradients off.
+    """
+    bad = """
+        import torch
+
+        def validate(model, loader, criterion):
+            model.eval()
+            total = 0.0
+            for x, y in loader:
+                total += criterion(model(x), y).item()  # expect: TD006
+            return total / len(loader)
+    """
+    good = """
+        import torch
+
+        @torch.inference_mode()
+        def validate(model, loader, criterion):
+            model.eval()
+            total = 0.0
+            for x, y in loader:
+                total += criterion(model(x), y).item()
+            return total / len(loader)
+
+        def test(model, loader):
+            model.eval()
+            with torch.no_grad():
+                return [model(x) for x in loader]
+    """
+    fix_hint = "Wrap the evaluation in `with torch.no_grad():` or decorate the function with `@torch.inference_mode()`."
+    triggers = ("val", "eval", "test", "predict", "infer", "score")
+
+    def check(self, ctx):
+        evaluation = ctx.evaluation
+        for eval_pass in evaluation.passes:
+            if not eval_pass.by_name:
+                continue
+            for call in eval_pass.model_calls:
+                if evaluation.grad_disabled_at(call):
+                    continue
+                yield ctx.report(
+                    call.node,
+                    f"'{call.dotted}' runs in '{eval_pass.function.name}' with gradients enabled: every batch "
+                    "builds an autograd graph and keeps its activations for a backward that never comes; "
+                    "wrap it in `torch.no_grad()` or decorate the function with `@torch.inference_mode()`",
+                )
+                break

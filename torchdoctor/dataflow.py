@@ -1,0 +1,232 @@
+"""Where a value comes from: a small, demand-driven dataflow over the file facts.
+
+Rules ask "is this loss input the output of a softmax?" or "which class is
+`model` an instance of?". The answer follows assignments (the latest one
+before the use), returns of local functions, function parameters back to
+every call site in the file, `self.x` attributes to their assignment in the
+class, and a model call to the model class's `forward` (in another file of
+the project too). Unknown stays unknown: a rule only fires on what it sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name
+
+# What a tensor-valued expression is, when we can tell.
+SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
+_PROB_FUNCTIONS = {
+    "torch.softmax": SOFTMAX,
+    "torch.nn.functional.softmax": SOFTMAX,
+    "torch.special.softmax": SOFTMAX,
+    "torch.log_softmax": LOG_SOFTMAX,
+    "torch.nn.functional.log_softmax": LOG_SOFTMAX,
+    "torch.special.log_softmax": LOG_SOFTMAX,
+    "torch.sigmoid": SIGMOID,
+    "torch.nn.functional.sigmoid": SIGMOID,
+    "torch.special.expit": SIGMOID,
+}
+_PROB_MODULES = {
+    "torch.nn.Softmax": SOFTMAX,
+    "torch.nn.LogSoftmax": LOG_SOFTMAX,
+    "torch.nn.Sigmoid": SIGMOID,
+}
+_PROB_METHODS = {"softmax": SOFTMAX, "log_softmax": LOG_SOFTMAX, "sigmoid": SIGMOID}
+# Methods that keep what a tensor is (its layout or device changes, not its meaning).
+_TRANSPARENT_METHODS = {
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "contiguous", "view", "reshape",
+    "squeeze", "unsqueeze", "flatten", "permute", "transpose", "clone", "type_as", "view_as",
+}
+# Methods on a module that return the module itself.
+_MODULE_CHAIN = {"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"}
+
+
+@dataclass(frozen=True)
+class Instance:
+    """`model` is an instance of this class (defined in `facts`), or an `nn.Sequential(...)` call."""
+
+    facts: FileFacts
+    cls: ClassInfo | None = None
+    sequential: cst.Call | None = None
+    qualname: str | None = None  # for library classes: "torch.nn.CrossEntropyLoss"
+
+
+class DataFlow:
+    def __init__(self, facts: FileFacts, project=None, flows: dict | None = None) -> None:
+        self.facts = facts
+        self.project = project
+        self._flows = flows if flows is not None else {}  # one DataFlow per file, shared
+        self._flows[id(facts)] = self
+
+    def _flow_for(self, facts: FileFacts) -> "DataFlow":
+        return self._flows.get(id(facts)) or DataFlow(facts, self.project, self._flows)
+
+    # -- assignments -------------------------------------------------------------
+    def reaching_assignment(self, name: str, fn: FunctionInfo, before: int) -> AssignInfo | None:
+        """The latest assignment to `name` in `fn` that precedes order `before`."""
+        best = None
+        for a in fn.assigns:
+            if a.augmented is None and a.context.order < before and name in a.targets:
+                if best is None or a.context.order > best.context.order:
+                    best = a
+        return best
+
+    def value_of(self, name: str, fn: FunctionInfo, before: int, depth: int = 0):
+        """(expression, function it lives in, order) that `name` holds at `before`, following simple aliases."""
+        if depth > 6:
+            return None
+        a = self.reaching_assignment(name, fn, before)
+        if a is not None:
+            if len(a.targets) != 1 or a.value is None:
+                return None
+            return a.value, fn, a.context.order
+        if name.startswith("self.") and fn.cls is not None:
+            return self._attribute_value(fn.cls, name)
+        if name in fn.params:
+            return None
+        if not fn.is_module:  # a global assigned at module level
+            module_fn = self.facts.module_function
+            a = self.reaching_assignment(name, module_fn, 1 << 62)
+            if a is not None and len(a.targets) == 1 and a.value is not None:
+                return a.value, module_fn, a.context.order
+        return None
+
+    def _attribute_value(self, cls: ClassInfo, name: str):
+        candidates = []
+        for method in cls.methods.values():
+            for a in method.assigns:
+                if a.augmented is None and a.targets == (name,) and a.value is not None:
+                    candidates.append((method.name != "__init__", a.context.order, a, method))
+        if not candidates:
+            return None
+        _, _, a, method = min(candidates, key=lambda c: (c[0], c[1]))
+        return a.value, method, a.context.order
+
+    def call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
+        """Calls in this file that run `fn`."""
+        return [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
+
+    def argument_for(self, fn: FunctionInfo, param: str, call: CallInfo) -> cst.BaseExpression | None:
+        params = [p for p in fn.params if p not in ("self", "cls")]
+        for arg in call.node.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+        if param in params and params.index(param) < len(positional):
+            return positional[params.index(param)]
+        return None
+
+    # -- what a tensor is ----------------------------------------------------------
+    def kind(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> str | None:
+        """SOFTMAX / LOG_SOFTMAX / SIGMOID / LOG_OF_SOFTMAX when `expr` is known to be one."""
+        if depth > 8:
+            return None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            name = dotted_name(expr)
+            if name is None:
+                return None
+            held = self.value_of(name, fn, order)
+            if held is not None:
+                return self.kind(held[0], held[1], held[2], depth + 1)
+            if name in fn.params:
+                return self._kind_from_callers(fn, name, depth)
+            return None
+        if not isinstance(expr, cst.Call):
+            return None
+        q = self.facts.qualify(expr.func)
+        if q in _PROB_FUNCTIONS:
+            return _PROB_FUNCTIONS[q]
+        if q in ("torch.log", "torch.Tensor.log") and expr.args:
+            if self.kind(expr.args[0].value, fn, order, depth + 1) == SOFTMAX:
+                return LOG_OF_SOFTMAX
+            return None
+        if isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in _PROB_METHODS and q is None:
+                return _PROB_METHODS[method]
+            if method == "log" and q is None:
+                return LOG_OF_SOFTMAX if self.kind(expr.func.value, fn, order, depth + 1) == SOFTMAX else None
+            if method in _TRANSPARENT_METHODS and q is None:
+                return self.kind(expr.func.value, fn, order, depth + 1)
+        local = self.facts.resolve_callee(expr.func, fn)
+        if local is not None:
+            return self.returns_kind(local, depth + 1)
+        instance = self.instance_of(expr.func, fn, order, depth + 1)
+        if instance is not None:
+            return self.instance_output_kind(instance, depth + 1)
+        return None
+
+    def _kind_from_callers(self, fn: FunctionInfo, param: str, depth: int) -> str | None:
+        kinds = set()
+        sites = self.call_sites(fn)
+        for site in sites:
+            arg = self.argument_for(fn, param, site)
+            if arg is None:
+                return None
+            kinds.add(self.kind(arg, site.function, site.context.order, depth + 1))
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def returns_kind(self, fn: FunctionInfo, depth: int = 0) -> str | None:
+        """The kind every `return` of `fn` has, if they all agree."""
+        kinds = set()
+        for ret, order in fn.returns:
+            if ret.value is None:
+                return None
+            kinds.add(self.kind(ret.value, fn, order, depth + 1))
+        return kinds.pop() if len(kinds) == 1 else None
+
+    # -- what an object is -------------------------------------------------------
+    def instance_of(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> Instance | None:
+        """The class `expr` is an instance of: `model` after `model = Net().to(device)`."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN:
+                return self.instance_of(expr.func.value, fn, order, depth + 1)
+            q = self.facts.qualify(expr.func)
+            if q == "torch.nn.Sequential":
+                return Instance(self.facts, sequential=expr)
+            if q is not None and q.startswith("torch."):
+                return Instance(self.facts, qualname=q)
+            name = dotted_name(expr.func)
+            if name and "." not in name:
+                found = self.project.find_class(self.facts, name) if self.project else None
+                if found is None and name in self.facts.classes:
+                    found = (self.facts, self.facts.classes[name])
+                if found is not None:
+                    return Instance(found[0], cls=found[1])
+            return None
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        held = self.value_of(name, fn, order)
+        if held is not None:
+            return self.instance_of(held[0], held[1], held[2], depth + 1)
+        if name in fn.params:
+            found = set()
+            for site in self.call_sites(fn):
+                arg = self.argument_for(fn, name, site)
+                if arg is None:
+                    return None
+                found.add(self.instance_of(arg, site.function, site.context.order, depth + 1))
+            return found.pop() if len(found) == 1 else None
+        return None
+
+    def instance_output_kind(self, inst: Instance, depth: int = 0) -> str | None:
+        """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one."""
+        if inst.qualname in _PROB_MODULES:
+            return _PROB_MODULES[inst.qualname]
+        if inst.sequential is not None:
+            args = [a.value for a in inst.sequential.args if a.keyword is None and not a.star]
+            if args:
+                last = Instance(inst.facts, qualname=inst.facts.qualify(args[-1].func) if isinstance(args[-1], cst.Call) else None)
+                return self._flow_for(inst.facts).instance_output_kind(last, depth + 1)
+            return None
+        if inst.cls is not None:
+            forward = inst.facts.find_method(inst.cls, "forward")
+            if forward is not None:
+                return self._flow_for(inst.facts).returns_kind(forward, depth + 1)
+        return None

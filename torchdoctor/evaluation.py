@@ -1,0 +1,326 @@
+"""Evaluation passes: where a model runs for validation, testing or prediction.
+
+Shared by the eval-mode and no-grad rules (TD005, TD006). An evaluation pass
+is a function named like one (`evaluate`, `validate`, `test`, `predict`, ...)
+that runs a model and never calls `backward()`, or a `no_grad` block that
+loops over a validation/test loader. Callers count: `model.eval()` and
+`no_grad` set up by the function that calls the pass satisfy it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import PurePath
+
+import libcst as cst
+
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
+
+_EVAL_NAME = re.compile(
+    r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
+    r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
+    r"|_(eval|evaluate|validate|validation|predict|inference)$",
+    re.I,
+)
+_MODEL_NAME = re.compile(
+    r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
+    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet)s?\d*$",
+    re.I,
+)
+LIGHTNING_HOOKS = {
+    "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
+    "validation_epoch_end", "test_epoch_end", "eval_step",
+}
+_EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
+_NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+@dataclass(frozen=True)
+class EvalPass:
+    function: FunctionInfo
+    model_calls: tuple[CallInfo, ...]
+    by_name: bool  # a validate/evaluate/... function (else a no_grad block over a val/test loader)
+
+
+def is_no_grad_name(name: str | None) -> bool:
+    return bool(name) and name.rsplit(".", 1)[-1] in _NO_GRAD_WORDS
+
+
+def is_test_file(path: str) -> bool:
+    p = PurePath(path)
+    return p.name.startswith("test_") or p.name.endswith("_test.py") or "tests" in p.parts or p.name == "conftest.py"
+
+
+class Evaluation:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.facts = ctx.facts
+        self.training = ctx.training
+        self.flow = ctx.dataflow
+
+    # -- models ----------------------------------------------------------------
+    def is_model_call(self, call: CallInfo) -> bool:
+        if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
+            return False
+        if self.facts.resolve_function(call) is not None:
+            return False
+        inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        if inst is not None:
+            if inst.cls is not None:
+                return self.training.is_module_class(inst.facts, inst.cls)
+            return inst.sequential is not None
+        return bool(_MODEL_NAME.search(call.dotted.rsplit(".", 1)[-1]))
+
+    # -- passes ----------------------------------------------------------------
+    @cached_property
+    def passes(self) -> list[EvalPass]:
+        if is_test_file(self.facts.path):
+            return []
+        out = []
+        for fn in self.facts.functions:
+            if fn.is_module or fn.name in LIGHTNING_HOOKS or self._has_training(fn):
+                continue
+            if _EVAL_NAME.search(fn.name):
+                calls = tuple(c for c in fn.calls if self.is_model_call(c) and self._runs_per_batch(c))
+                if calls:
+                    out.append(EvalPass(fn, calls, True))
+        for fn in self.facts.functions:
+            if any(p.function is fn for p in out):
+                continue
+            for loop in fn.loops:
+                if not (loop.iter_name and _EVAL_LOADER.search(loop.iter_name.rsplit(".", 1)[-1])):
+                    continue
+                calls = tuple(
+                    c for c in loop.calls
+                    if any(is_no_grad_name(w) for w in c.context.withs) and self.is_model_call(c)
+                )
+                if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
+                    out.append(EvalPass(fn, calls, False))
+        return out
+
+    def _runs_per_batch(self, call: CallInfo) -> bool:
+        """A model call over data: inside a loop, or in a helper called from loops.
+
+        `def test(): net = Net(); print(net(torch.randn(1, 3, 32, 32)).shape)` is a shape
+        check, not an evaluation pass.
+        """
+        if call.context.loops:
+            return True
+        sites = self.flow.call_sites(call.function)
+        return bool(sites) and all(s.context.loops for s in sites)
+
+    def may_change_with_mode(self, call: CallInfo) -> bool:
+        """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
+        inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        if inst is None:
+            return True
+        return self.modes.instance_has_mode_layers(inst)
+
+    @cached_property
+    def modes(self) -> "ModeLayers":
+        return ModeLayers(self.training, self.flow)
+
+    def _has_training(self, fn: FunctionInfo) -> bool:
+        """Backward, an optimizer step or autograd.grad anywhere in fn or the helpers it calls."""
+        for call in self._calls_with_helpers(fn):
+            event = self.training.event_of(call)
+            if event is not None and event[0] in ("backward", "step"):
+                return True
+            if call.qualname in ("torch.autograd.grad",) or call.method in ("requires_grad_", "grad"):
+                return True
+        return False
+
+    def _calls_with_helpers(self, fn: FunctionInfo, depth: int = 2):
+        seen = {id(fn)}
+        frontier = [fn]
+        for _ in range(depth + 1):
+            nxt = []
+            for f in frontier:
+                for call in f.calls:
+                    yield call
+                    callee = self.facts.resolve_function(call)
+                    if callee is not None and id(callee) not in seen:
+                        seen.add(id(callee))
+                        nxt.append(callee)
+            frontier = nxt
+
+    # -- grad mode ---------------------------------------------------------------
+    def grad_disabled_at(self, call: CallInfo, depth: int = 0) -> bool:
+        """True when gradients are off where `call` runs: a with block, a decorator, or every caller."""
+        if any(is_no_grad_name(w) for w in call.context.withs):
+            return True
+        fn = call.function
+        scope = fn
+        while scope is not None and not scope.is_module:
+            if any(is_no_grad_name(d) for d in scope.decorators):
+                return True
+            scope = scope.parent
+        if any(c.qualname == "torch.set_grad_enabled" and c.context.order < call.context.order for c in fn.calls):
+            return True
+        if fn.is_module or depth > 3:
+            return False
+        sites = self.flow.call_sites(fn)
+        return bool(sites) and all(self.grad_disabled_at(site, depth + 1) for site in sites)
+
+    # -- train/eval mode -----------------------------------------------------------
+    def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:
+        """True when `model.eval()` (or `train(False)`, or a parent's eval()) runs before `call`.
+
+        With no call site in this file to check and nothing set locally, the answer is True:
+        the pass may well be called after `model.eval()` from elsewhere.
+        """
+        fn = call.function
+        mode = self._last_mode(fn, model, call.context.order)
+        if mode is not None:
+            return mode == "eval"
+        if fn.is_module or depth > 3:
+            return False
+        head = model.split(".", 1)[0]
+        sites = self.flow.call_sites(fn)
+        if not sites:
+            return head in fn.params or model.startswith("self.")
+        for site in sites:
+            caller_model = model
+            if head in fn.params:
+                arg = self.flow.argument_for(fn, head, site)
+                name = dotted_name(arg) if arg is not None else None
+                if name is None:
+                    return True  # passed something we cannot follow: give the benefit of the doubt
+                caller_model = name + model[len(head):]
+            if not self.eval_mode_set_before(caller_model, site, depth + 1):
+                return False
+        return True
+
+    def _last_mode(self, fn: FunctionInfo, model: str, before: int) -> str | None:
+        """"eval" or "train": the last mode switch of `model` (or a parent) in fn before `before`, if any."""
+        last_eval = last_train = -1
+        for c in fn.calls:
+            if c.context.order >= before or c.receiver is None:
+                continue
+            receiver = self.training.canonical(c.receiver, fn) or c.receiver
+            covers = model == receiver or model.startswith(receiver + ".") or receiver == "self"
+            if not covers:
+                continue
+            if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
+                last_eval = max(last_eval, c.context.order)
+            elif c.method == "train":
+                last_train = max(last_train, c.context.order)
+        for c in fn.calls:  # a helper that puts the model back into training mode
+            if max(last_eval, last_train) < c.context.order < before:
+                callee = self.facts.resolve_function(c)
+                if callee is not None and any(i.method == "train" and not _is_false_arg(i.node) for i in callee.calls):
+                    last_train = c.context.order
+        if last_eval < 0 and last_train < 0:
+            return None
+        return "eval" if last_eval > last_train else "train"
+
+
+def _is_false_arg(call: cst.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+_MODE_LAYERS = {
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer",
+    "TransformerEncoder", "TransformerDecoder",
+}
+_DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
+_MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
+                   "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
+
+
+class ModeLayers:
+    """Whether a model class contains anything that behaves differently in train and eval mode."""
+
+    def __init__(self, training, flow) -> None:
+        self.training = training
+        self.flow = flow
+        self._cache: dict[int, bool] = {}
+
+    def instance_has_mode_layers(self, inst) -> bool:
+        if inst.cls is not None:
+            return self.class_has_mode_layers(inst.facts, inst.cls)
+        if inst.sequential is not None:
+            return any(self._construction_has(inst.facts, a.value, None, 0) for a in inst.sequential.args)
+        if inst.qualname:
+            return self._torch_layer_has(inst.qualname, None)
+        return True
+
+    def class_has_mode_layers(self, facts, cls, depth: int = 0) -> bool:
+        key = id(cls.node)
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = True  # cycles and deep trees: assume yes
+        if depth > 6:
+            return True
+        answer = self._compute(facts, cls, depth)
+        self._cache[key] = answer
+        return answer
+
+    def _compute(self, facts, cls, depth) -> bool:
+        for base, written in zip(cls.bases, cls.written_bases):
+            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                continue
+            local = facts.classes.get(written)
+            if local is not None:
+                if self.class_has_mode_layers(facts, local, depth + 1):
+                    return True
+                continue
+            return True  # an unknown base class may hold anything
+        for method in cls.methods.values():
+            for call in method.calls:
+                if self._call_has(facts, call.node, method, depth):
+                    return True
+            if any(a.targets and "training" in a.targets[0] for a in method.assigns):
+                return True
+        code = facts.module.code_for_node(cls.node)
+        return "self.training" in code
+
+    def _call_has(self, facts, node, fn, depth) -> bool:
+        q = facts.qualify(node.func)
+        if q is not None:
+            if q in _MODE_FUNCTIONS:
+                return True
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                return self._torch_layer_has(q, node)
+            if q.startswith("torch."):
+                return False
+            return self._unknown_constructor(q)
+        name = dotted_name(node.func)
+        if name is None or "." in name:
+            return False  # method calls on tensors and submodules
+        local = facts.resolve_callee(node.func, fn)
+        if local is not None:
+            return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
+        project = self.training.project
+        found = project.find_class(facts, name) if project else None
+        if found is None and name in facts.classes:
+            found = (facts, facts.classes[name])
+        if found is not None:
+            if not self.training.is_module_class(found[0], found[1]):
+                return False
+            return self.class_has_mode_layers(found[0], found[1], depth + 1)
+        if name in facts.imported:
+            return self._unknown_constructor(name)
+        return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+
+    def _construction_has(self, facts, node, fn, depth) -> bool:
+        return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
+
+    @staticmethod
+    def _torch_layer_has(q: str, node) -> bool:
+        last = q.rsplit(".", 1)[-1]
+        if last in _MODE_LAYERS:
+            return True
+        if last in _DROPOUT_IF_GIVEN and node is not None:
+            return any(a.keyword is not None and a.keyword.value == "dropout" for a in node.args)
+        return False
+
+    @staticmethod
+    def _unknown_constructor(q: str) -> bool:
+        """A class or factory from another library (torchvision, timm, ...): it may hold anything."""
+        last = q.rsplit(".", 1)[-1]
+        return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
