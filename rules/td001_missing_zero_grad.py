@@ -58,19 +58,37 @@ class MissingZeroGrad(Rule):
             if not any(e.kind == "backward" for e in events):
                 continue
             resets = {e.target for e in events if e.kind == "reset"}
-            if any(not training.is_optimizer(t) for t in resets):
-                continue  # model.zero_grad(), p.grad = None, ...: every parameter is reset
             for event in events:
                 if event.kind != "step" or not event.direct or event.target is None:
                     continue
-                if event.target in resets or id(event.node) in flagged:
+                if id(event.node) in flagged or self._reset(training, event.target, resets):
                     continue
                 if training.unknown_calls_taking(loop, event.target):
                     continue
                 flagged.add(id(event.node))
+                if event.target == "<manual>":
+                    yield ctx.report(
+                        event.node,
+                        "parameters are updated from `.grad` every iteration but gradients are never reset in "
+                        "this loop, so they sum across steps; zero them (`p.grad = None`) after each update",
+                    )
+                    continue
                 yield ctx.report(
                     event.node,
                     f"optimizer '{event.target}' is stepped every iteration but its gradients are "
                     "never reset in this loop, so they sum across steps; call "
                     f"`{event.target}.zero_grad()` each iteration",
                 )
+
+    @staticmethod
+    def _reset(training, optimizer: str, resets: set) -> bool:
+        """Whether this iteration resets what `optimizer` steps: its own zero_grad, its model's, or every .grad."""
+        if optimizer in resets or "<grad>" in resets or "<all>" in resets:
+            return True
+        others = {r for r in resets if r and not training.is_optimizer(r)}  # model.zero_grad()
+        if optimizer == "<manual>":
+            return bool(others)
+        models = training.optimizer_models.get(optimizer)
+        if not models:
+            return bool(others)  # cannot tell which model it optimizes: any model reset may be it
+        return any(m in others or any(m.startswith(o + ".") or o.startswith(m + ".") for o in others) for m in models)

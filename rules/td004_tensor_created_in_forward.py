@@ -106,8 +106,8 @@ class TensorCreatedInForward(Rule):
                 yield from self._check_function(ctx, cls.name, fn, forward if direct else None)
 
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
-        facts = ctx.facts
         uses = _UseScan(fn)
+        device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             q = call.qualname or ""
             if call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q:
@@ -133,7 +133,7 @@ class TensorCreatedInForward(Rule):
                 continue  # 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
-            if id(call.node) in uses.moved or id(call.node) in uses.indexing:
+            if device_aware or id(call.node) in uses.moved or id(call.node) in uses.indexing:
                 continue
             target = uses.assigned_name(call.node)
             if target is not None and (target in uses.moved_names or uses.only_cpu_side(target)):
@@ -176,6 +176,15 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
         if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
             return False
     return True
+
+
+def _returns_moved(fn: FunctionInfo) -> bool:
+    return any(
+        isinstance(ret.value, cst.Call)
+        and isinstance(ret.value.func, cst.Attribute)
+        and ret.value.func.attr.value in ("to", "cuda", "type_as")
+        for ret, _ in fn.returns
+    )
 
 
 def _is_sequence_literal(call: cst.Call) -> bool:
@@ -226,6 +235,7 @@ class _UseScan(cst.CSTVisitor):
         self.uses: dict[str, list[str]] = {}
         self._index_depth = 0
         self._cpu_side_depth = 0
+        self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
         for a in fn.assigns:
             if len(a.targets) == 1 and isinstance(a.value, cst.Call):
                 self.targets[id(a.value)] = a.targets[0]
@@ -237,8 +247,9 @@ class _UseScan(cst.CSTVisitor):
         return self.targets.get(id(call))
 
     def only_cpu_side(self, name: str) -> bool:
+        """Used only as an index, for its shape, or handed back to the caller (who decides its device)."""
         kinds = self.uses.get(name, [])
-        return bool(kinds) and all(k in ("index", "cpu") for k in kinds)
+        return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
@@ -268,7 +279,12 @@ class _UseScan(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self._tracked:
-            kind = "index" if self._index_depth else "cpu" if self._cpu_side_depth else "tensor"
+            kind = (
+                "index" if self._index_depth
+                else "cpu" if self._cpu_side_depth
+                else "return" if id(node) in self._returned
+                else "tensor"
+            )
             self.uses.setdefault(node.value, []).append(kind)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -278,6 +294,13 @@ class _UseScan(cst.CSTVisitor):
                 self.uses.setdefault(node.value.value, []).append("cpu")
                 return False
         return True
+
+    def visit_Return(self, node: cst.Return) -> None:
+        values = node.value.elements if isinstance(node.value, cst.Tuple) else [node.value]
+        for v in values:
+            v = getattr(v, "value", v)
+            if isinstance(v, cst.Name):
+                self._returned.add(id(v))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return False  # targets are writes, not uses

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, keyword_arg
+from torchdoctor.facts import CallInfo, LoopInfo, keyword_arg
 from torchdoctor.rule import Rule
 
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
@@ -53,31 +53,27 @@ class MissingSetEpoch(Rule):
     triggers = ("DistributedSampler",)
 
     def check(self, ctx):
-        facts = ctx.facts
-        samplers = [c for c in facts.calls if self._is_sampler(ctx, c)]
-        if not samplers:
+        facts, flow = ctx.facts, ctx.dataflow
+        if not any(self._is_sampler(c) for c in facts.calls):
             return
-        set_epoch_receivers = {
-            ctx.training.canonical(c.receiver, c.function) or c.receiver
-            for c in facts.method_calls("set_epoch")
-        }
-        if any(not r or r.endswith(".sampler") or r.endswith("batch_sampler") for r in set_epoch_receivers):
-            return  # set through the loader (or something we cannot name): fine for every sampler here
-        for sampler_call in samplers:
-            shuffle = keyword_arg(sampler_call.node, "shuffle")
-            if shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
-                continue  # no shuffling, nothing for set_epoch to change
-            sampler = self._assigned_name(facts, sampler_call)
-            if sampler is not None and sampler in set_epoch_receivers:
+        given_epoch = self._samplers_given_epoch(ctx)
+        if given_epoch is None:
+            return  # set_epoch on something we cannot trace: assume it is this sampler
+        reported: set[int] = set()
+        for loop in facts.loops:
+            if loop.node.__class__ is not cst.For:
                 continue
-            if set_epoch_receivers and sampler is None:
+            loader = flow.origin(loop.node.iter, loop.function, loop.order)
+            sampler = self._shuffling_sampler_of(ctx, loader)
+            if sampler is None or id(sampler) in given_epoch or id(sampler) in reported:
                 continue
-            loaders = self._loaders_using(ctx, sampler_call, sampler)
-            epoch_loop = self._epoch_loop_iterating(ctx, loaders)
+            epoch_loop = self._epoch_loop(ctx, loop)
             if epoch_loop is None:
                 continue
-            label = f"'{sampler}'" if sampler else "the DistributedSampler"
-            call = f"{sampler}.set_epoch(epoch)" if sampler else "loader.sampler.set_epoch(epoch)"
+            reported.add(id(sampler))
+            name = self._sampler_name(ctx, sampler)
+            label = f"'{name}'" if name else "the DistributedSampler"
+            call = f"{name}.set_epoch(epoch)" if name else "loader.sampler.set_epoch(epoch)"
             yield ctx.report(
                 epoch_loop.node,
                 f"{label} is iterated every epoch but `set_epoch` is never called, so every epoch shuffles "
@@ -85,42 +81,56 @@ class MissingSetEpoch(Rule):
             )
 
     @staticmethod
-    def _is_sampler(ctx, call: CallInfo) -> bool:
+    def _is_sampler(call: CallInfo) -> bool:
         return call.qualname in _SAMPLERS or (call.qualname is None and call.dotted == "DistributedSampler")
 
-    @staticmethod
-    def _assigned_name(facts, call: CallInfo) -> str | None:
-        for a in call.function.assigns:
-            if a.value is call.node and len(a.targets) == 1:
-                return a.targets[0]
+    def _samplers_given_epoch(self, ctx) -> set[int] | None:
+        """ids of the sampler calls that receive set_epoch; None if a receiver cannot be traced."""
+        flow, out = ctx.dataflow, set()
+        for c in ctx.facts.method_calls("set_epoch"):
+            receiver = c.node.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
+                loader = flow.origin(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
+                made = self._sampler_of(ctx, loader) if loader is not None else None
+            else:
+                made = flow.origin(receiver, c.function, c.context.order)
+            if made is None:
+                return None
+            out.add(id(made.call))
+        return out
+
+    def _sampler_of(self, ctx, loader):
+        """The origin of the `sampler=` a DataLoader call was given."""
+        arg = keyword_arg(loader.call, "sampler")
+        return ctx.dataflow.origin(arg.value, loader.function, loader.order) if arg is not None else None
+
+    def _shuffling_sampler_of(self, ctx, loader) -> cst.Call | None:
+        if loader is None or not (ctx.facts.qualify(loader.call.func) or "").endswith("DataLoader"):
+            return None
+        sampler = self._sampler_of(ctx, loader)
+        info = ctx.facts.call_info(sampler.call) if sampler is not None else None
+        if info is None or not self._is_sampler(info):
+            return None
+        shuffle = keyword_arg(sampler.call, "shuffle")
+        if shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
+            return None  # nothing for set_epoch to change
+        return sampler.call
+
+    def _epoch_loop(self, ctx, loop: LoopInfo) -> LoopInfo | None:
+        """The loop that runs `loop` once per epoch: its parent, or a loop calling its function."""
+        if loop.parent is not None:
+            return loop.parent
+        for site in ctx.dataflow.call_sites(loop.function):
+            if site.context.loops:
+                return site.context.loops[-1]
+            for outer in ctx.dataflow.call_sites(site.function):  # train() -> _run_epoch() -> loop
+                if outer.context.loops:
+                    return outer.context.loops[-1]
         return None
 
-    def _loaders_using(self, ctx, sampler_call: CallInfo, sampler: str | None) -> set[str]:
-        loaders = set()
+    @staticmethod
+    def _sampler_name(ctx, sampler: cst.Call) -> str | None:
         for a in ctx.facts.assigns:
-            value = a.value
-            if not isinstance(value, cst.Call) or len(a.targets) != 1:
-                continue
-            arg = keyword_arg(value, "sampler")
-            if arg is None:
-                continue
-            if arg.value is sampler_call.node or (sampler and dotted_name(arg.value) == sampler):
-                loaders.add(a.targets[0])
-        return loaders
-
-    def _epoch_loop_iterating(self, ctx, loaders: set[str]) -> LoopInfo | None:
-        """An outer loop that iterates one of `loaders` in an inner loop, directly or through a local function."""
-        if not loaders:
-            return None
-        for loop in ctx.facts.loops:
-            if loop.parent is not None and loop.iter_name in loaders:
-                return loop.parent
-        for loop in ctx.facts.loops:
-            for call in loop.calls:
-                callee = ctx.facts.resolve_function(call)
-                if callee is None:
-                    continue
-                args = {dotted_name(a.value) for a in call.node.args}
-                if args & loaders and any(inner.parent is None for inner in callee.loops):
-                    return loop
+            if a.value is sampler and len(a.targets) == 1:
+                return a.targets[0]
         return None

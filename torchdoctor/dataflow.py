@@ -40,8 +40,38 @@ _TRANSPARENT_METHODS = {
     "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "contiguous", "view", "reshape",
     "squeeze", "unsqueeze", "flatten", "permute", "transpose", "clone", "type_as", "view_as",
 }
+_ITERATION_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "iter", "zip", "track", "progress_bar"}
+# Calls that wrap a model and behave like it.
+MODEL_WRAPPERS = {
+    "torch.compile",
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.jit.script",
+}
 # Methods on a module that return the module itself.
 _MODULE_CHAIN = {"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A call that made a value, where it ran (so its own arguments can be followed further)."""
+
+    call: cst.Call
+    function: FunctionInfo
+    order: int
+
+
+def _agreed(origins) -> Origin | None:
+    """The one origin every path agrees on; None if any path is unknown or they differ."""
+    chosen = None
+    for o in origins:
+        if o is None or (chosen is not None and o.call is not chosen.call):
+            return None
+        chosen = o
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -106,7 +136,9 @@ class DataFlow:
         return a.value, method, a.context.order
 
     def call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
-        """Calls in this file that run `fn`."""
+        """Calls in this file that run `fn`; for `__init__`, the constructions of its class."""
+        if fn.name == "__init__" and fn.cls is not None:
+            return [c for c in self.facts.calls if c.dotted == fn.cls.name]
         return [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
 
     def argument_for(self, fn: FunctionInfo, param: str, call: CallInfo) -> cst.BaseExpression | None:
@@ -178,6 +210,38 @@ class DataFlow:
             kinds.add(self.kind(ret.value, fn, order, depth + 1))
         return kinds.pop() if len(kinds) == 1 else None
 
+    # -- where an object was made -------------------------------------------------
+    def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> "Origin | None":
+        """The call that produced the value of `expr`, with the function it runs in: through names,
+        `self.` attributes, parameters (every call site, including a class's constructions for
+        `__init__`), local functions' returns, and iteration wrappers (`enumerate(loader)`).
+        None when it cannot be told."""
+        if depth > 10:
+            return None
+        if isinstance(expr, cst.Call):
+            name = dotted_name(expr.func)
+            if name in _ITERATION_WRAPPERS and expr.args:
+                return self.origin(expr.args[0].value, fn, order, depth + 1)
+            local = self.facts.resolve_callee(expr.func, fn)
+            if local is not None:
+                return _agreed(self.origin(r.value, local, o, depth + 1) for r, o in local.returns if r.value is not None)
+            return Origin(expr, fn, order)
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        held = self.value_of(name, fn, order)
+        if held is not None:
+            return self.origin(held[0], held[1], held[2], depth + 1)
+        if name in fn.params:
+            found = []
+            for site in self.call_sites(fn):
+                arg = self.argument_for(fn, name, site)
+                if arg is None:
+                    return None
+                found.append(self.origin(arg, site.function, site.context.order, depth + 1))
+            return _agreed(found)
+        return None
+
     # -- what an object is -------------------------------------------------------
     def instance_of(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> Instance | None:
         """The class `expr` is an instance of: `model` after `model = Net().to(device)`."""
@@ -187,6 +251,8 @@ class DataFlow:
             if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN:
                 return self.instance_of(expr.func.value, fn, order, depth + 1)
             q = self.facts.qualify(expr.func)
+            if q in MODEL_WRAPPERS and expr.args:  # DDP(model), torch.compile(model): the model inside
+                return self.instance_of(expr.args[0].value, fn, order, depth + 1)
             if q == "torch.nn.Sequential":
                 return Instance(self.facts, sequential=expr)
             if q is not None and q.startswith("torch."):

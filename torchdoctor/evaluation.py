@@ -21,7 +21,8 @@ from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
 _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|inference)$",
+    r"|_(eval|evaluate|validate|validation|predict|inference)$"
+    r"|eval|valid|^estimate_loss$",
     re.I,
 )
 _MODEL_NAME = re.compile(
@@ -67,10 +68,10 @@ class Evaluation:
         if self.facts.resolve_function(call) is not None:
             return False
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
-        if inst is not None:
-            if inst.cls is not None:
-                return self.training.is_module_class(inst.facts, inst.cls)
-            return inst.sequential is not None
+        if inst is not None and inst.cls is not None:
+            return self.training.is_module_class(inst.facts, inst.cls)
+        if inst is not None and (inst.sequential is not None or (inst.qualname or "").startswith("torch.nn.")):
+            return True
         return bool(_MODEL_NAME.search(call.dotted.rsplit(".", 1)[-1]))
 
     # -- passes ----------------------------------------------------------------
@@ -82,7 +83,7 @@ class Evaluation:
         for fn in self.facts.functions:
             if fn.is_module or fn.name in LIGHTNING_HOOKS or self._has_training(fn):
                 continue
-            if _EVAL_NAME.search(fn.name):
+            if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
                 calls = tuple(c for c in fn.calls if self.is_model_call(c) and self._runs_per_batch(c))
                 if calls:
                     out.append(EvalPass(fn, calls, True))

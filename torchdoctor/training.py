@@ -104,6 +104,22 @@ class TrainingFacts:
             return True
         return bool(re.search(r"optimi[sz]er", last, re.I)) and "sched" not in last.lower()
 
+    @cached_property
+    def optimizer_models(self) -> dict[str, set[str]]:
+        """Optimizer name -> models whose parameters it was built from (`Adam(netD.parameters())` -> {"netD"})."""
+        out: dict[str, set[str]] = {}
+        for a in self.facts.assigns:
+            if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
+                models = {
+                    dotted_name(c.func.value)
+                    for c in _calls_within(a.value.args[0].value)
+                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
+                }
+                models.discard(None)
+                for t in a.targets:
+                    out.setdefault(t, set()).update(models)
+        return out
+
     def is_optimizer(self, name: str | None) -> bool:
         if not name:
             return False
@@ -141,6 +157,8 @@ class TrainingFacts:
             return "reset", "<grad>"
         if m in ("clear_grad", "reset_grad", "zero_grads"):
             return "reset", "<grad>"
+        if m in ("add_", "sub_") and call.receiver and _mentions_grad(call.node.args):
+            return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
 
     def loop_events(self, loop: LoopInfo, depth: int = 3) -> list[Event]:
@@ -149,10 +167,14 @@ class TrainingFacts:
         seen: set[int] = set()
         for call in loop.calls:
             direct = call.context.loop is loop
+            if not direct and call.context.loop.parent is loop and self.event_of(call) == ("step", "<manual>"):
+                direct = True  # `for p in model.parameters(): p.data.add_(-lr * p.grad)`
             self._collect(call, direct, call.node, events, {}, depth, seen)
         for a in loop.assigns:
             if _resets_grad(a.targets, a.value):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
+            elif _manual_update(a):
+                events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
 
     def _collect(self, call, direct, site, events, subst, depth, seen) -> None:
@@ -236,6 +258,10 @@ class TrainingFacts:
 
 
 _HARMLESS_CALLS = {
+    "unscale_",
+    "update",
+    "get_lr",
+    "get_last_lr",
     "clip_grad_norm_",
     "clip_grad_value_",
     "print",
@@ -254,6 +280,54 @@ _HARMLESS_CALLS = {
     "str",
     "repr",
 }
+
+
+def _calls_within(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
+
+
+def _mentions_grad(args) -> bool:
+    for arg in args:
+        for name in _dotted_names(arg.value):
+            if name.endswith(".grad"):
+                return True
+    return False
+
+
+def _dotted_names(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            d = dotted_name(n)
+            if d:
+                found.append(d)
+                return False
+            return True
+
+    node.visit(_V())
+    return found
+
+
+def _manual_update(a) -> bool:
+    """`w -= lr * w.grad`, `p.data = p.data - lr * p.grad`: a hand-written optimizer step."""
+    if a.value is None or not a.targets or a.targets[0].endswith(".grad"):
+        return False
+    if a.augmented in ("SubtractAssign", "AddAssign") or a.augmented is None:
+        return any(n.endswith(".grad") for n in _dotted_names(a.value))
+    return False
+
+
+def _outside_param_loop(a, loop) -> bool:
+    """A manual step usually sits in `for p in model.parameters()` inside the training loop."""
+    return a.context.loop is loop or (a.context.loop is not None and a.context.loop.parent is loop)
 
 
 def _resets_grad(targets: tuple[str, ...], value) -> bool:
