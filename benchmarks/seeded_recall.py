@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import re
 import sys
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def _method(call: cst.Call | None) -> str | None:
     return call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
 
 
+EVALUATION_NAME = re.compile(r"eval|valid|test|predict|infer|score|accuracy|estimate_loss", re.I)
+
+
 class _Mutation(cst.CSTTransformer):
     """Applies the mutation only at the `target`-th matching site; counts the sites."""
 
@@ -53,6 +57,19 @@ class _Mutation(cst.CSTTransformer):
         self.sites = 0
         self.done = False
         self.depth = {"loop": 0, "forward": 0, "module_class": 0}
+        self.functions: list[str] = []
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original, updated):
+        self.functions.pop()
+        return updated
+
+    def in_evaluation_function(self) -> bool:
+        """Only evaluation code is seeded for TD005/TD006: removing eval() or no_grad elsewhere
+        (RL action selection, EMA updates, target networks) plants no evaluation bug."""
+        return bool(self.functions) and bool(EVALUATION_NAME.search(self.functions[-1]))
 
     def _hit(self) -> bool:
         self.sites += 1
@@ -79,12 +96,15 @@ class _Mutation(cst.CSTTransformer):
 class DeleteStatement(_Mutation):
     """TD001, TD005, TD007: delete one statement (replaced by `pass` to keep blocks valid)."""
 
-    def __init__(self, target, matches, need_loop=False):
+    def __init__(self, target, matches, need_loop=False, need_eval_function=False):
         super().__init__(target)
         self.matches = matches
         self.need_loop = need_loop
+        self.need_eval_function = need_eval_function
 
     def leave_SimpleStatementLine(self, original, updated):
+        if self.need_eval_function and not self.in_evaluation_function():
+            return updated
         if len(updated.body) == 1 and self.matches(updated.body[0]) and (self.depth["loop"] or not self.need_loop):
             if self._hit():
                 return updated.with_changes(body=[cst.Pass()])
@@ -151,13 +171,14 @@ class DropDevice(_Mutation):
     FACTORIES = {"zeros", "ones", "arange", "full", "empty", "rand", "randn", "randint", "linspace", "eye", "tensor"}
 
     def visit_FunctionDef(self, node):
+        super().visit_FunctionDef(node)
         if node.name.value == "forward":
             self.depth["forward"] += 1
 
     def leave_FunctionDef(self, original, updated):
         if original.name.value == "forward":
             self.depth["forward"] -= 1
-        return updated
+        return super().leave_FunctionDef(original, updated)
 
     def leave_Call(self, original, updated):
         name = dotted_name(updated.func) or ""
@@ -175,11 +196,17 @@ class RemoveNoGrad(_Mutation):
 
     def leave_With(self, original, updated):
         names = [dotted_name(i.item.func if isinstance(i.item, cst.Call) else i.item) or "" for i in updated.items]
+        if not self.in_evaluation_function():
+            return updated
         if len(names) == 1 and names[0].endswith(("no_grad", "inference_mode")) and self._hit():
             return cst.If(test=cst.Name("True"), body=updated.body)
         return updated
 
     def leave_FunctionDef(self, original, updated):
+        in_eval = self.in_evaluation_function()
+        updated = super().leave_FunctionDef(original, updated)
+        if not in_eval:
+            return updated
         kept = [
             d for d in updated.decorators
             if not (dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").endswith(("no_grad", "inference_mode"))
@@ -215,7 +242,7 @@ def mutations_for(rule: str, source: str):
     if rule == "TD004":
         return DropDevice
     if rule == "TD005":
-        return lambda t: DeleteStatement(t, _is_eval_call)
+        return lambda t: DeleteStatement(t, _is_eval_call, need_eval_function=True)
     if rule == "TD006":
         return RemoveNoGrad
     if rule == "TD007":
@@ -238,6 +265,10 @@ def _assigned_names_of(module, call):
     return names
 
 
+def code_is_test(path: Path) -> bool:
+    return path.name.startswith("test_") or path.name.endswith("_test.py") or "tests" in path.parts
+
+
 def count(rule_cls, source: str, path: str, index: ProjectIndex) -> int:
     result = lint_source(source, path, [rule_cls], index)
     return sum(1 for f in result.findings if f.code == rule_cls.code and not f.suppressed)
@@ -256,6 +287,8 @@ def main() -> int:
     seeded, found = collections.Counter(), collections.Counter()
     misses = collections.defaultdict(list)
     for path in files:
+        if code_is_test(path):
+            continue  # pytest functions are not training or evaluation code
         try:
             source = path.read_text(encoding="utf-8")
             module = cst.parse_module(source)

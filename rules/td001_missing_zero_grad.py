@@ -58,6 +58,7 @@ class MissingZeroGrad(Rule):
             if not any(e.kind == "backward" for e in events):
                 continue
             resets = {e.target for e in events if e.kind == "reset"}
+            manual_reported = False
             for event in events:
                 if event.kind != "step" or not event.direct or event.target is None:
                     continue
@@ -67,6 +68,9 @@ class MissingZeroGrad(Rule):
                     continue
                 flagged.add(id(event.node))
                 if event.target == "<manual>":
+                    if manual_reported:
+                        continue  # one finding per loop for `w -= lr * w.grad; b -= lr * b.grad`
+                    manual_reported = True
                     yield ctx.report(
                         event.node,
                         "parameters are updated from `.grad` every iteration but gradients are never reset in "

@@ -64,16 +64,17 @@ class EvalWithoutEvalMode(Rule):
         evaluation = ctx.evaluation
         for eval_pass in evaluation.passes:
             reported = set()
-            for call in eval_pass.model_calls:
-                model = ctx.training.canonical(call.dotted, call.function) or call.dotted
+            for run in eval_pass.model_calls:
+                call = run.call
+                model = ctx.training.canonical(run.model, call.function) or run.model
                 if model in reported or evaluation.eval_mode_set_before(model, call):
                     continue
-                if not evaluation.may_change_with_mode(call):
+                if not evaluation.may_change_with_mode(call, run.model):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
                 reported.add(model)
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
                 yield ctx.report(
                     call.node,
-                    f"'{call.dotted}' runs in {where} without `{model}.eval()` on the way, so Dropout and "
+                    f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout and "
                     f"BatchNorm behave as in training; call `{model}.eval()` first (and `.train()` after)",
                 )

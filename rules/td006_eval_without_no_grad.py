@@ -51,12 +51,12 @@ class EvalWithoutNoGrad(Rule):
         for eval_pass in evaluation.passes:
             if not eval_pass.by_name:
                 continue
-            for call in eval_pass.model_calls:
-                if evaluation.grad_disabled_at(call):
+            for run in eval_pass.model_calls:
+                if evaluation.grad_disabled_at(run.call):
                     continue
                 yield ctx.report(
-                    call.node,
-                    f"'{call.dotted}' runs in '{eval_pass.function.name}' with gradients enabled: every batch "
+                    run.call.node,
+                    f"'{run.model}' runs in '{eval_pass.function.name}' with gradients enabled: every batch "
                     "builds an autograd graph and keeps its activations for a backward that never comes; "
                     "wrap it in `torch.no_grad()` or decorate the function with `@torch.inference_mode()`",
                 )

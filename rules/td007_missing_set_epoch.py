@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import CallInfo, LoopInfo, keyword_arg
+from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, keyword_arg
 from torchdoctor.rule import Rule
 
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
@@ -63,10 +63,11 @@ class MissingSetEpoch(Rule):
         for loop in facts.loops:
             if loop.node.__class__ is not cst.For:
                 continue
-            loader = flow.origin(loop.node.iter, loop.function, loop.order)
-            sampler = self._shuffling_sampler_of(ctx, loader)
-            if sampler is None or id(sampler) in given_epoch or id(sampler) in reported:
+            samplers = [self._shuffling_sampler_of(ctx, o) for o in flow.origins(loop.node.iter, loop.function, loop.order)]
+            samplers = [s for s in samplers if s is not None and id(s) not in given_epoch and id(s) not in reported]
+            if not samplers:
                 continue
+            sampler = samplers[0]
             epoch_loop = self._epoch_loop(ctx, loop)
             if epoch_loop is None:
                 continue
@@ -91,7 +92,7 @@ class MissingSetEpoch(Rule):
             receiver = c.node.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
                 loader = flow.origin(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
-                made = self._sampler_of(ctx, loader) if loader is not None else None
+                made = self._sampler_of(ctx, loader)
             else:
                 made = flow.origin(receiver, c.function, c.context.order)
             if made is None:
@@ -99,15 +100,28 @@ class MissingSetEpoch(Rule):
             out.add(id(made.call))
         return out
 
-    def _sampler_of(self, ctx, loader):
-        """The origin of the `sampler=` a DataLoader call was given."""
-        arg = keyword_arg(loader.call, "sampler")
-        return ctx.dataflow.origin(arg.value, loader.function, loader.order) if arg is not None else None
-
-    def _shuffling_sampler_of(self, ctx, loader) -> cst.Call | None:
-        if loader is None or not (ctx.facts.qualify(loader.call.func) or "").endswith("DataLoader"):
+    def _sampler_of(self, ctx, iterated):
+        """The DistributedSampler behind what a loop iterates: a DataLoader's `sampler=`, a
+        `BatchSampler(sampler, ...)`, or the sampler itself."""
+        if iterated is None:
             return None
-        sampler = self._sampler_of(ctx, loader)
+        info = ctx.facts.call_info(iterated.call)
+        if info is not None and self._is_sampler(info):
+            return iterated
+        name = (ctx.facts.qualify(iterated.call.func) or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
+        arg = keyword_arg(iterated.call, "sampler")
+        if arg is None and name == "BatchSampler" and iterated.call.args:
+            arg = iterated.call.args[0]
+        if arg is None and name == "DataLoader":
+            batch = keyword_arg(iterated.call, "batch_sampler")
+            inner = ctx.dataflow.origin(batch.value, iterated.function, iterated.order) if batch is not None else None
+            return self._sampler_of(ctx, inner) if inner is not None else None
+        if arg is None or name not in ("DataLoader", "BatchSampler"):
+            return None
+        return ctx.dataflow.origin(arg.value, iterated.function, iterated.order)
+
+    def _shuffling_sampler_of(self, ctx, iterated) -> cst.Call | None:
+        sampler = self._sampler_of(ctx, iterated)
         info = ctx.facts.call_info(sampler.call) if sampler is not None else None
         if info is None or not self._is_sampler(info):
             return None

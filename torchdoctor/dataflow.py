@@ -64,6 +64,10 @@ class Origin:
     order: int
 
 
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _agreed(origins) -> Origin | None:
     """The one origin every path agrees on; None if any path is unknown or they differ."""
     chosen = None
@@ -96,11 +100,17 @@ class DataFlow:
 
     # -- assignments -------------------------------------------------------------
     def reaching_assignment(self, name: str, fn: FunctionInfo, before: int) -> AssignInfo | None:
-        """The latest assignment to `name` in `fn` that precedes order `before`."""
+        """The latest assignment to `name` in `fn` that precedes order `before`.
+
+        `x = None` is passed over when another assignment exists: it is almost always the other
+        branch of `if distributed: sampler = DistributedSampler(...) else: sampler = None`.
+        """
         best = None
         for a in fn.assigns:
             if a.augmented is None and a.context.order < before and name in a.targets:
-                if best is None or a.context.order > best.context.order:
+                if _is_none(a.value) and best is not None:
+                    continue
+                if best is None or _is_none(best.value) or a.context.order > best.context.order:
                     best = a
         return best
 
@@ -211,36 +221,39 @@ class DataFlow:
         return kinds.pop() if len(kinds) == 1 else None
 
     # -- where an object was made -------------------------------------------------
-    def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> "Origin | None":
-        """The call that produced the value of `expr`, with the function it runs in: through names,
-        `self.` attributes, parameters (every call site, including a class's constructions for
-        `__init__`), local functions' returns, and iteration wrappers (`enumerate(loader)`).
-        None when it cannot be told."""
+    def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int) -> "Origin | None":
+        """The one call that produced the value of `expr`, if every path agrees on it."""
+        return _agreed(self.origins(expr, fn, order))
+
+    def origins(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> list:
+        """Every call that may have produced the value of `expr` (None for a path that cannot be
+        followed), with the function each ran in: through names, `self.` attributes, parameters
+        (every call site, including a class's constructions for `__init__`), local functions'
+        returns, and iteration wrappers (`enumerate(loader)`, `tqdm(loader)`)."""
         if depth > 10:
-            return None
+            return [None]
         if isinstance(expr, cst.Call):
             name = dotted_name(expr.func)
             if name in _ITERATION_WRAPPERS and expr.args:
-                return self.origin(expr.args[0].value, fn, order, depth + 1)
+                return self.origins(expr.args[0].value, fn, order, depth + 1)
             local = self.facts.resolve_callee(expr.func, fn)
             if local is not None:
-                return _agreed(self.origin(r.value, local, o, depth + 1) for r, o in local.returns if r.value is not None)
-            return Origin(expr, fn, order)
+                found = [o for r, at in local.returns if r.value is not None for o in self.origins(r.value, local, at, depth + 1)]
+                return found or [None]
+            return [Origin(expr, fn, order)]
         name = dotted_name(expr)
         if name is None:
-            return None
+            return [None]
         held = self.value_of(name, fn, order)
         if held is not None:
-            return self.origin(held[0], held[1], held[2], depth + 1)
+            return self.origins(held[0], held[1], held[2], depth + 1)
         if name in fn.params:
             found = []
             for site in self.call_sites(fn):
                 arg = self.argument_for(fn, name, site)
-                if arg is None:
-                    return None
-                found.append(self.origin(arg, site.function, site.context.order, depth + 1))
-            return _agreed(found)
-        return None
+                found.extend(self.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
+            return found or [None]
+        return [None]
 
     # -- what an object is -------------------------------------------------------
     def instance_of(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> Instance | None:

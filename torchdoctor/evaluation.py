@@ -39,9 +39,17 @@ _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
 @dataclass(frozen=True)
+class ModelRun:
+    """A place where a model runs: `model(x)` itself, or `greedy_decode(model, x)` that calls it."""
+
+    call: CallInfo
+    model: str  # the model as named at this call: "model", "self.net"
+
+
+@dataclass(frozen=True)
 class EvalPass:
     function: FunctionInfo
-    model_calls: tuple[CallInfo, ...]
+    model_calls: tuple[ModelRun, ...]
     by_name: bool  # a validate/evaluate/... function (else a no_grad block over a val/test loader)
 
 
@@ -84,7 +92,7 @@ class Evaluation:
             if fn.is_module or fn.name in LIGHTNING_HOOKS or self._has_training(fn):
                 continue
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
-                calls = tuple(c for c in fn.calls if self.is_model_call(c) and self._runs_per_batch(c))
+                calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls:
                     out.append(EvalPass(fn, calls, True))
         for fn in self.facts.functions:
@@ -94,27 +102,64 @@ class Evaluation:
                 if not (loop.iter_name and _EVAL_LOADER.search(loop.iter_name.rsplit(".", 1)[-1])):
                     continue
                 calls = tuple(
-                    c for c in loop.calls
+                    ModelRun(c, c.dotted) for c in loop.calls
                     if any(is_no_grad_name(w) for w in c.context.withs) and self.is_model_call(c)
                 )
                 if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
                     out.append(EvalPass(fn, calls, False))
         return out
 
+    def model_runs(self, fn: FunctionInfo) -> list[ModelRun]:
+        """Model calls in fn, and calls of local helpers that run a model fn passes them."""
+        runs = []
+        for c in fn.calls:
+            if c.context.in_lambda:
+                continue
+            if self.is_model_call(c):
+                runs.append(ModelRun(c, c.dotted))
+                continue
+            helper = self.facts.resolve_function(c)
+            if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
+                continue
+            for arg in c.node.args:
+                name = dotted_name(arg.value)
+                if name is None or not (_MODEL_NAME.search(name.rsplit(".", 1)[-1]) or name.startswith("self.")):
+                    continue
+                param = self._param_bound_to(helper, c, arg)
+                if param and any(inner.dotted == param for inner in helper.calls):
+                    runs.append(ModelRun(c, name))
+                    break
+        return runs
+
+    def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
+        """A helper that sets neither train/eval mode nor grad mode itself (and is no evaluation pass
+        of its own): whatever its caller set is what its model call sees."""
+        if _EVAL_NAME.search(helper.name) or any(is_no_grad_name(d) for d in helper.decorators):
+            return False
+        return not any(c.method in ("eval", "train") or any(is_no_grad_name(w) for w in c.context.withs) for c in helper.calls)
+
+    def _param_bound_to(self, helper: FunctionInfo, call: CallInfo, arg: cst.Arg) -> str | None:
+        if arg.keyword is not None:
+            return arg.keyword.value
+        params = [p for p in helper.params if p not in ("self", "cls")]
+        positional = [a for a in call.node.args if a.keyword is None and not a.star]
+        index = next((i for i, a in enumerate(positional) if a is arg), None)
+        return params[index] if index is not None and index < len(params) else None
+
     def _runs_per_batch(self, call: CallInfo) -> bool:
-        """A model call over data: inside a loop, or in a helper called from loops.
+        """A model call over data: inside a loop, on data passed in, or in a helper called from loops.
 
         `def test(): net = Net(); print(net(torch.randn(1, 3, 32, 32)).shape)` is a shape
         check, not an evaluation pass.
         """
-        if call.context.loops:
-            return True
+        if call.context.loops or any(p not in ("self", "cls") for p in call.function.params):
+            return True  # over a loader, or over what the caller passes in (a full-graph GNN batch)
         sites = self.flow.call_sites(call.function)
         return bool(sites) and all(s.context.loops for s in sites)
 
-    def may_change_with_mode(self, call: CallInfo) -> bool:
+    def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
-        inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        inst = self.flow.instance_of(cst.parse_expression(model), call.function, call.context.order)
         if inst is None:
             return True
         return self.modes.instance_has_mode_layers(inst)
@@ -181,7 +226,7 @@ class Evaluation:
         head = model.split(".", 1)[0]
         sites = self.flow.call_sites(fn)
         if not sites:
-            return head in fn.params or model.startswith("self.")
+            return self._eval_mode_set_by_other_files(fn, model, head, depth)
         for site in sites:
             caller_model = model
             if head in fn.params:
@@ -193,6 +238,32 @@ class Evaluation:
             if not self.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _eval_mode_set_by_other_files(self, fn: FunctionInfo, model: str, head: str, depth: int) -> bool:
+        """For a top-level function called from other files of the project: do those callers set eval?
+
+        With no caller to be seen anywhere, the benefit of the doubt goes to the code when the
+        model arrives as a parameter (or is `self.` state set elsewhere)."""
+        project = self.training.project
+        elsewhere = []
+        if project is not None and fn.parent is not None and fn.parent.is_module and head in fn.params:
+            elsewhere = project.callers_elsewhere(self.facts, fn.name)
+        if not elsewhere:
+            return head in fn.params or model.startswith("self.")
+        for other_facts, site in elsewhere:
+            arg = self.flow.argument_for(fn, head, site)
+            name = dotted_name(arg) if arg is not None else None
+            if name is None:
+                return True
+            other = self.for_file(other_facts)
+            if not other.eval_mode_set_before(name + model[len(head):], site, depth + 1):
+                return False
+        return True
+
+    def for_file(self, facts) -> "Evaluation":
+        from torchdoctor.context import LintContext
+
+        return LintContext(facts, self.training.project).evaluation
 
     def _last_mode(self, fn: FunctionInfo, model: str, before: int) -> str | None:
         """"eval" or "train": the last mode switch of `model` (or a parent) in fn before `before`, if any."""

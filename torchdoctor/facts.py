@@ -99,6 +99,7 @@ class Context:
     withs: tuple[str, ...]
     conditions: tuple[cst.BaseExpression, ...]
     order: int
+    in_lambda: bool = False  # runs when the lambda is called, not where it is written
 
     @property
     def loop(self) -> LoopInfo | None:
@@ -277,12 +278,13 @@ class _FactsVisitor(cst.CSTVisitor):
         self.order = 0
         self.class_body_depth: dict[int, int] = {}  # id(ClassInfo) -> function-stack depth of its body
         self.with_sizes: list[int] = []
+        self.lambdas = 0
 
     # -- helpers -------------------------------------------------------------
     def _context(self) -> Context:
         self.order += 1
         return Context(
-            tuple(self.loops[-1]), tuple(self.withs[-1]), tuple(self.conditions[-1]), self.order
+            tuple(self.loops[-1]), tuple(self.withs[-1]), tuple(self.conditions[-1]), self.order, self.lambdas > 0
         )
 
     def _name_for(self, node: cst.BaseExpression) -> str | None:
@@ -414,6 +416,12 @@ class _FactsVisitor(cst.CSTVisitor):
     def leave_With_body(self, node: cst.With) -> None:
         n = self.with_sizes.pop()
         self.withs[-1] = self.withs[-1][: len(self.withs[-1]) - n]
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.lambdas -= 1
 
     def visit_If(self, node: cst.If) -> None:
         self.conditions[-1].append(node.test)

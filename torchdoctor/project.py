@@ -11,11 +11,16 @@ invalidated when one of them changes.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo
+
+if TYPE_CHECKING:
+    from torchdoctor.facts import CallInfo
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -32,9 +37,12 @@ def find_project_root(path: Path) -> Path:
 class ProjectIndex:
     """Parses project files on demand, at most once each per process."""
 
+    MAX_FILES_SEARCHED = 3000  # a project bigger than this is not searched for callers
+
     def __init__(self) -> None:
         self._facts: dict[Path, FileFacts | None] = {}
         self._roots: dict[Path, Path] = {}
+        self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
 
     def root_for(self, path: Path) -> Path:
@@ -94,6 +102,48 @@ class ProjectIndex:
         if reexport is not None and reexport.name is not None:
             return self._definition_in(file, reexport.module, reexport.name, depth + 1)
         return None
+
+    def callers_elsewhere(self, facts: FileFacts, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
+        """Calls of a top-level function of `facts` made from other files of the project
+        (`from train_utils import validation` ... `validation(model, ...)`)."""
+        if facts.path == "<string>":
+            return []
+        here = Path(facts.path).resolve()
+        found = []
+        needle = f"{function_name}("
+        for path, text in self._project_texts(self.root_for(here)):
+            if path == here or needle not in text or function_name not in text.split(needle, 1)[0] + needle:
+                continue
+            other = self.facts_for_path(path)
+            if other is None:
+                continue
+            imported = other.imported.get(function_name)
+            if imported is None or imported.name != function_name:
+                continue
+            if self.module_file(path, imported.module) != here:
+                continue
+            found.extend((other, c) for c in other.calls if c.dotted == function_name)
+        return found
+
+    def _project_texts(self, root: Path) -> list[tuple[Path, str]]:
+        if root not in self._texts:
+            from torchdoctor.discovery import SKIPPED_FOLDERS
+
+            texts: list[tuple[Path, str]] = []
+            for folder, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_FOLDERS and not d.startswith("."))
+                for name in sorted(filenames):
+                    if name.endswith(".py"):
+                        path = Path(folder, name).resolve()
+                        try:
+                            texts.append((path, path.read_text(encoding="utf-8")))
+                        except (OSError, UnicodeDecodeError):
+                            continue
+                if len(texts) > self.MAX_FILES_SEARCHED:
+                    texts = []
+                    break
+            self._texts[root] = texts
+        return self._texts[root]
 
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
         """A class by the name used in `facts`: defined there or imported from the project."""

@@ -157,7 +157,7 @@ class TrainingFacts:
             return "reset", "<grad>"
         if m in ("clear_grad", "reset_grad", "zero_grads"):
             return "reset", "<grad>"
-        if m in ("add_", "sub_") and call.receiver and _mentions_grad(call.node.args):
+        if m in ("add_", "sub_") and call.receiver and _base(call.receiver) in _grad_owners(call.node.args):
             return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
 
@@ -263,6 +263,7 @@ _HARMLESS_CALLS = {
     "get_lr",
     "get_last_lr",
     "clip_grad_norm_",
+    "clip_gradients",
     "clip_grad_value_",
     "print",
     "log",
@@ -293,35 +294,40 @@ def _calls_within(node: cst.CSTNode) -> list[cst.Call]:
     return found
 
 
-def _mentions_grad(args) -> bool:
-    for arg in args:
-        for name in _dotted_names(arg.value):
-            if name.endswith(".grad"):
-                return True
-    return False
-
-
-def _dotted_names(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
+def _grad_owners(nodes) -> set[str]:
+    """Base names whose `.grad` is read (`p` for `lr * p.grad`); `autograd.grad(...)` is a call, not a read."""
+    owners: set[str] = set()
 
     class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> bool:
+            if isinstance(n.func, cst.Attribute):
+                n.func.value.visit(self)  # look inside `x.grad.clone()` but not at the called name itself
+            for arg in n.args:
+                arg.visit(self)
+            return False
+
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            d = dotted_name(n)
-            if d:
-                found.append(d)
-                return False
+            if n.attr.value == "grad":
+                d = dotted_name(n.value)
+                if d:
+                    owners.add(_base(d))
             return True
 
-    node.visit(_V())
-    return found
+    for node in nodes:
+        (node.value if isinstance(node, cst.Arg) else node).visit(_V())
+    return owners
+
+
+def _base(name: str) -> str:
+    return name.split(".", 1)[0]
 
 
 def _manual_update(a) -> bool:
     """`w -= lr * w.grad`, `p.data = p.data - lr * p.grad`: a hand-written optimizer step."""
-    if a.value is None or not a.targets or a.targets[0].endswith(".grad"):
+    if a.value is None or len(a.targets) != 1 or a.targets[0].endswith(".grad"):
         return False
     if a.augmented in ("SubtractAssign", "AddAssign") or a.augmented is None:
-        return any(n.endswith(".grad") for n in _dotted_names(a.value))
+        return _base(a.targets[0]) in _grad_owners([a.value])
     return False
 
 
