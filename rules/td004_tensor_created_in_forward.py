@@ -96,6 +96,7 @@ class TensorCreatedInForward(Rule):
 
     def check(self, ctx):
         facts, training = ctx.facts, ctx.training
+        self.movers = _device_movers(facts)
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
             if forward is None or not training.is_module_class(facts, cls):
@@ -106,11 +107,11 @@ class TensorCreatedInForward(Rule):
                 yield from self._check_function(ctx, cls.name, fn, forward if direct else None)
 
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
-        uses = _UseScan(fn)
+        uses = _UseScan(fn, self.movers)
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             q = call.qualname or ""
-            if call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q:
+            if call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not _guarded_by_device_check(call):
                 yield ctx.report(
                     call.node,
                     f"hard-coded `.cuda()` in {cls_name}.{fn.name}: the model fails on CPU and ignores the device "
@@ -166,16 +167,51 @@ def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
         frontier = nxt
 
 
+_DEVICE_WORDS = ("cuda", "gpu", "device")
+
+
+def _guarded_by_device_check(call) -> bool:
+    """`if torch.cuda.is_available(): x = x.cuda()`, `if x.is_cuda: ...`, `with torch.cuda.device_of(x):`:
+    the author chose the device."""
+    if any("device" in w.lower() for w in call.context.withs):
+        return True
+    for test in call.context.conditions:
+        text = "".join(n.lower() for n in _names_of(test))
+        if any(word in text for word in _DEVICE_WORDS):
+            return True
+    return False
+
+
+def _names_of(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+    node.visit(_V())
+    return found
+
+
 def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
     sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
     if not sites:
         return False
     for site in sites:
-        scan = _UseScan(site.function)
+        scan = _UseScan(site.function, _device_movers(facts))
         target = scan.assigned_name(site.node)
         if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
             return False
     return True
+
+
+def _device_movers(facts) -> set[str]:
+    """Local helpers that move their argument to a device (`def cuda_variable(t): return t.cuda()`)."""
+    return {
+        fn.name
+        for fn in facts.toplevel_functions.values()
+        if any(c.method in ("cuda", "to") and c.receiver in fn.params for c in fn.calls)
+    }
 
 
 def _returns_moved(fn: FunctionInfo) -> bool:
@@ -227,7 +263,8 @@ class _UseScan(cst.CSTVisitor):
     A targeted walk of one small function, done only for forward methods and their helpers.
     """
 
-    def __init__(self, fn: FunctionInfo) -> None:
+    def __init__(self, fn: FunctionInfo, movers: set[str] = frozenset()) -> None:
+        self.movers = movers
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
         self.indexing: set[int] = set()  # nodes used as a subscript index
@@ -237,8 +274,15 @@ class _UseScan(cst.CSTVisitor):
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
         for a in fn.assigns:
-            if len(a.targets) == 1 and isinstance(a.value, cst.Call):
-                self.targets[id(a.value)] = a.targets[0]
+            if len(a.targets) != 1:
+                continue
+            value = a.value
+            if isinstance(value, cst.IfExp):  # `c = torch.zeros(n) if cell else None`
+                for branch in (value.body, value.orelse):
+                    if isinstance(branch, cst.Call):
+                        self.targets[id(branch)] = a.targets[0]
+            elif isinstance(value, cst.Call):
+                self.targets[id(value)] = a.targets[0]
         self._tracked = set(self.targets.values())
         if fn.node is not None:
             fn.node.body.visit(self)
@@ -252,6 +296,13 @@ class _UseScan(cst.CSTVisitor):
         return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
 
     def visit_Call(self, node: cst.Call) -> None:
+        callee = dotted_name(node.func) or ""
+        if callee in self.movers or any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS):
+            for arg in node.args:  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)
+                self.moved.add(id(arg.value))
+                name = dotted_name(arg.value)
+                if name:
+                    self.moved_names.add(name)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             self.moved.add(id(node.func.value))
             name = dotted_name(node.func.value)

@@ -52,6 +52,8 @@ class EvalWithoutNoGrad(Rule):
             if not eval_pass.by_name:
                 continue
             for run in eval_pass.model_calls:
+                if not run.call.context.loops:
+                    continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if evaluation.grad_disabled_at(run.call):
                     continue
                 yield ctx.report(

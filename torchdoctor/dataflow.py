@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchdoctor.project import lookup_class
 from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name
 
 # What a tensor-valued expression is, when we can tell.
@@ -270,14 +271,8 @@ class DataFlow:
                 return Instance(self.facts, sequential=expr)
             if q is not None and q.startswith("torch."):
                 return Instance(self.facts, qualname=q)
-            name = dotted_name(expr.func)
-            if name and "." not in name:
-                found = self.project.find_class(self.facts, name) if self.project else None
-                if found is None and name in self.facts.classes:
-                    found = (self.facts, self.facts.classes[name])
-                if found is not None:
-                    return Instance(found[0], cls=found[1])
-            return None
+            found = lookup_class(self.project, self.facts, dotted_name(expr.func))
+            return Instance(found[0], cls=found[1]) if found is not None else None
         name = dotted_name(expr)
         if name is None:
             return None

@@ -17,6 +17,7 @@ from pathlib import PurePath
 import libcst as cst
 
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
+from torchdoctor.project import lookup_class
 
 _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
@@ -30,10 +31,12 @@ _MODEL_NAME = re.compile(
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet)s?\d*$",
     re.I,
 )
+_METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
 }
+_DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
@@ -80,7 +83,8 @@ class Evaluation:
             return self.training.is_module_class(inst.facts, inst.cls)
         if inst is not None and (inst.sequential is not None or (inst.qualname or "").startswith("torch.nn.")):
             return True
-        return bool(_MODEL_NAME.search(call.dotted.rsplit(".", 1)[-1]))
+        last = call.dotted.rsplit(".", 1)[-1]
+        return bool(_MODEL_NAME.search(last)) and not _METRIC_NAME.search(last)
 
     # -- passes ----------------------------------------------------------------
     @cached_property
@@ -152,8 +156,12 @@ class Evaluation:
         `def test(): net = Net(); print(net(torch.randn(1, 3, 32, 32)).shape)` is a shape
         check, not an evaluation pass.
         """
-        if call.context.loops or any(p not in ("self", "cls") for p in call.function.params):
-            return True  # over a loader, or over what the caller passes in (a full-graph GNN batch)
+        if any(p not in ("self", "cls") for p in call.function.params):
+            return True  # over what the caller passes in (a full-graph GNN batch)
+        if any(_DATA_ITERABLE.search(loop.iter_name or "") for loop in call.context.loops):
+            return True  # `def test(): for x, y in test_loader: model(x)`
+        if call.context.loops and call.function.is_module:
+            return True
         sites = self.flow.call_sites(call.function)
         return bool(sites) and all(s.context.loops for s in sites)
 
@@ -352,6 +360,11 @@ class ModeLayers:
         return "self.training" in code
 
     def _call_has(self, facts, node, fn, depth) -> bool:
+        found = lookup_class(self.training.project, facts, dotted_name(node.func))
+        if found is not None:
+            if not self.training.is_module_class(found[0], found[1]):
+                return False
+            return self.class_has_mode_layers(found[0], found[1], depth + 1)
         q = facts.qualify(node.func)
         if q is not None:
             if q in _MODE_FUNCTIONS:
@@ -367,14 +380,6 @@ class ModeLayers:
         local = facts.resolve_callee(node.func, fn)
         if local is not None:
             return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
-        project = self.training.project
-        found = project.find_class(facts, name) if project else None
-        if found is None and name in facts.classes:
-            found = (facts, facts.classes[name])
-        if found is not None:
-            if not self.training.is_module_class(found[0], found[1]):
-                return False
-            return self.class_has_mode_layers(found[0], found[1], depth + 1)
         if name in facts.imported:
             return self._unknown_constructor(name)
         return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")

@@ -146,9 +146,20 @@ class ProjectIndex:
         return self._texts[root]
 
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
-        """A class by the name used in `facts`: defined there or imported from the project."""
+        """A class by the name used in `facts`: defined there, imported from the project, or
+        reached through an imported project module (`import seq2seq_models as sm` ... `sm.Decoder`)."""
         if name in facts.classes:
             return facts, facts.classes[name]
+        head, dot, tail = name.partition(".")
+        if dot and "." not in tail:
+            module = facts.imported.get(head)
+            if module is None or module.name is not None or facts.path == "<string>":
+                return None
+            file = self.module_file(Path(facts.path), module.module)
+            other = self.facts_for_path(file) if file is not None else None
+            if other is not None and tail in other.classes:
+                return other, other.classes[tail]
+            return None
         found = self.resolve_imported(facts, name)
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
@@ -177,3 +188,12 @@ def _parse_quietly(path: Path) -> FileFacts | None:
 
 def content_hash(source: str) -> str:
     return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def lookup_class(project: "ProjectIndex | None", facts: FileFacts, name: str | None) -> tuple[FileFacts, ClassInfo] | None:
+    """A class by the name a call uses: in this file, or (with a project) imported from another file."""
+    if not name:
+        return None
+    if project is not None:
+        return project.find_class(facts, name)
+    return (facts, facts.classes[name]) if name in facts.classes else None

@@ -25,6 +25,8 @@ from torchdoctor.facts import (
     positional_args,
 )
 
+from torchdoctor.project import lookup_class
+
 if TYPE_CHECKING:
     from torchdoctor.project import ProjectIndex
 
@@ -230,7 +232,7 @@ class TrainingFacts:
                 if self.is_module_class(facts, local, depth + 1):
                     return True
                 continue
-            if self.project is not None and written and "." not in written:
+            if self.project is not None and written:
                 found = self.project.find_class(facts, written)
                 if found is not None and found[1] is not cls:
                     if self.is_module_class(found[0], found[1], depth + 1):
@@ -248,12 +250,7 @@ class TrainingFacts:
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
-        name = dotted_name(node.func)
-        if name is None or "." in name:
-            return False
-        found = self.project.find_class(self.facts, name) if self.project else None
-        if found is None and name in self.facts.classes:
-            found = (self.facts, self.facts.classes[name])
+        found = lookup_class(self.project, self.facts, dotted_name(node.func))
         return found is not None and self.is_module_class(found[0], found[1])
 
 
