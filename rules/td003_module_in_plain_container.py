@@ -92,10 +92,12 @@ class ModuleInPlainContainer(Rule):
                 for t in a.targets:
                     if t.endswith("[]") and a.value is not None and training.constructs_module(a.value):
                         filled_with_modules.add(t[:-2])
+                    if a.augmented == "AddAssign" and a.value is not None and _holds_module(training, a.value):
+                        filled_with_modules.add(t)  # `self.heads += [nn.Linear(...)]`
             local_sources = _local_container_sources(assigns)
             for a in assigns:
-                if len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.value is None:
-                    continue
+                if len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.value is None or a.augmented:
+                    continue  # `+=` extends what the attribute already is: its first assignment decides
                 attr = a.targets[0]
                 if attr in registered:
                     continue

@@ -13,7 +13,7 @@ _FACTORIES = {
     "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor",
 }
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
-_MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_", "expand_as"}
+_MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 
 
@@ -136,6 +136,8 @@ class TensorCreatedInForward(Rule):
                 continue
             if device_aware or id(call.node) in uses.moved or id(call.node) in uses.indexing:
                 continue
+            if _read_as_host_scalar(ctx.facts, fn, call.node):
+                continue
             target = uses.assigned_name(call.node)
             if target is not None and (target in uses.moved_names or uses.only_cpu_side(target)):
                 continue
@@ -212,6 +214,45 @@ def _device_movers(facts) -> set[str]:
         for fn in facts.toplevel_functions.values()
         if any(c.method in ("cuda", "to") and c.receiver in fn.params for c in fn.calls)
     }
+
+
+def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call) -> bool:
+    """`helper(x, torch.IntTensor([n]))` where helper only reads `param[0]`: a host-side number.
+
+    (WaveGlow's `fused_add_tanh_sigmoid_multiply(a, b, n_channels)` slices with `n_channels[0]`.)
+    """
+    for call in fn.calls:
+        positional = [a for a in call.node.args if a.keyword is None and not a.star]
+        index = next((i for i, a in enumerate(positional) if a.value is factory), None)
+        if index is None:
+            continue
+        helper = facts.resolve_function(call)
+        params = [p for p in helper.params if p not in ("self", "cls")] if helper is not None else []
+        if helper is None or helper.node is None or index >= len(params):
+            return False
+        scan = _IndexOnly(params[index])
+        helper.node.body.visit(scan)
+        return scan.reads > 0 and scan.reads == scan.constant_index_reads
+    return False
+
+
+class _IndexOnly(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reads = 0
+        self.constant_index_reads = 0
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.reads += 1
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
+                self.constant_index_reads += 1
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.reads += 1
 
 
 def _returns_moved(fn: FunctionInfo) -> bool:

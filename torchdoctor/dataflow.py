@@ -65,6 +65,20 @@ class Origin:
     order: int
 
 
+_AMBIGUOUS = object()  # a name assigned differently in different branches
+
+
+def _rebinds(name: str, value) -> bool:
+    """`model = model.cuda()`, `model = DDP(model)`: the same object, whichever branch ran."""
+    while isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == name:
+            return True
+        if value.args and dotted_name(value.args[0].value) == name:
+            return True
+        value = value.func.value if isinstance(value.func, cst.Attribute) else None
+    return False
+
+
 def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -106,13 +120,19 @@ class DataFlow:
         `x = None` is passed over when another assignment exists: it is almost always the other
         branch of `if distributed: sampler = DistributedSampler(...) else: sampler = None`.
         """
-        best = None
-        for a in fn.assigns:
-            if a.augmented is None and a.context.order < before and name in a.targets:
-                if _is_none(a.value) and best is not None:
-                    continue
-                if best is None or _is_none(best.value) or a.context.order > best.context.order:
-                    best = a
+        candidates = [
+            a for a in fn.assigns if a.augmented is None and a.context.order < before and name in a.targets
+        ]
+        real = [a for a in candidates if not _is_none(a.value)] or candidates
+        if not real:
+            return None
+        best = max(real, key=lambda a: a.context.order)
+        if best.context.conditions and len(real) > 1 and not _rebinds(name, best.value):
+            # `if ctc: criterion = CTCLoss() else: criterion = CrossEntropyLoss()`: which one holds
+            # depends on a branch; unless every candidate is the same code, nothing is known.
+            code = {self.facts.module.code_for_node(a.value) for a in real if a.value is not None}
+            if len(code) > 1:
+                return _AMBIGUOUS
         return best
 
     def value_of(self, name: str, fn: FunctionInfo, before: int, depth: int = 0):
@@ -120,6 +140,8 @@ class DataFlow:
         if depth > 6:
             return None
         a = self.reaching_assignment(name, fn, before)
+        if a is _AMBIGUOUS:
+            return None
         if a is not None:
             if len(a.targets) != 1 or a.value is None:
                 return None
@@ -131,7 +153,7 @@ class DataFlow:
         if not fn.is_module:  # a global assigned at module level
             module_fn = self.facts.module_function
             a = self.reaching_assignment(name, module_fn, 1 << 62)
-            if a is not None and len(a.targets) == 1 and a.value is not None:
+            if a is not None and a is not _AMBIGUOUS and len(a.targets) == 1 and a.value is not None:
                 return a.value, module_fn, a.context.order
         return None
 
