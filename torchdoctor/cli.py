@@ -168,5 +168,36 @@ def explain(code):
         click.echo(text)
 
 
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: a summary on stderr; json: the report on stdout (unless --output).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("-m", "module", is_flag=True, help="Run a module, like `python -m`.")
+@click.option("--checks", help="Only these check ids (comma-separated).")
+@click.option("--skip", help="Skip these check ids (comma-separated).")
+@click.option("--every", type=click.IntRange(min=1), default=50, show_default=True, help="Steps between sampled checks.")
+@click.argument("target")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+def run(fmt, output, module, checks, skip, every, target, script_args):
+    """Run a training script (as `python script.py ARGS`) with the runtime checks watching it."""
+    if not module and not Path(target).is_file():
+        raise _fail(f"no such file: {target}")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise _fail("`torchdoctor run` needs torch: pip install 'torchdoctor[runtime]'")
+    from torchdoctor.runtime.checks import check_ids
+    from torchdoctor.runtime.run import run_watched
+
+    wanted = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
+    skipped = [c.strip() for c in skip.split(",") if c.strip()] if skip else []
+    unknown = sorted((set(wanted or []) | set(skipped)) - check_ids())
+    if unknown:
+        raise _fail(f"unknown check id(s): {', '.join(unknown)} (known: {', '.join(sorted(check_ids()))})")
+    code = run_watched(target, list(script_args), as_module=module, output=output, fmt=fmt,
+                       checks=wanted, skip=skipped, every=every)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
     main()

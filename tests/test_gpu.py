@@ -1,0 +1,109 @@
+"""GPU scenarios: real CUDA device mismatches and memory growth. Skipped without CUDA (CI has none)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA device", allow_module_level=True)
+
+import torchdoctor  # noqa: E402
+
+nn = torch.nn
+
+
+class MaskedAttention(nn.Module):
+    def __init__(self, n=16, d=32):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.mask = torch.tril(torch.ones(n, n))  # plain attribute: .cuda() leaves it on the CPU
+
+    def forward(self, x):
+        scores = self.proj(x) @ x.transpose(-2, -1)
+        return scores.masked_fill(self.mask == 0, float("-inf")).softmax(-1) @ x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(32, 32), nn.ReLU())
+        self.attn = MaskedAttention()
+
+    def forward(self, x):
+        return self.attn(self.encoder(x))
+
+
+def test_plain_tensor_attribute_crash_is_located_to_module_and_tensor(capsys):
+    model = Net().cuda()
+    with pytest.raises(RuntimeError) as info:
+        with torchdoctor.watch(model) as doc:
+            model(torch.randn(2, 16, 32, device="cuda"))
+    print("EXCEPTION:", info.value)
+    for note in getattr(info.value, "__notes__", []):
+        print("NOTE:", note)
+    note = "\n".join(info.value.__notes__)
+    assert "while running 'attn' (MaskedAttention)" in note
+    assert "plain attribute 'mask' on cpu" in note and "register_buffer" in note
+    (finding,) = [f for f in doc.findings if f.check == "device-mismatch"]
+    assert finding.module == "attn" and finding.details["plain attribute mask"] == "cpu"
+    print(capsys.readouterr().err)
+
+
+def test_cpu_input_to_cuda_layer_is_reported_with_devices():
+    model = nn.Sequential(nn.Linear(8, 8)).cuda()
+    with pytest.raises(RuntimeError):
+        with torchdoctor.watch(model, quiet=True) as doc:
+            model(torch.randn(4, 8))
+    messages = [f.message for f in doc.findings if f.check == "device-mismatch"]
+    print(messages)
+    assert any("args[0] on cpu" in m and "cuda:0" in m for m in messages)
+
+
+def test_zero_dim_cpu_tensor_is_not_a_mismatch():
+    model = nn.Linear(8, 8).cuda()
+    with torchdoctor.watch(model, quiet=True) as doc:
+        model(torch.randn(4, 8, device="cuda")) * torch.tensor(2.0)
+    assert doc.findings == []
+
+
+def test_cuda_memory_growth_from_kept_outputs():
+    model = nn.Sequential(nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 512)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    kept = []
+    with torchdoctor.watch(model, quiet=True) as doc:
+        for _ in range(60):
+            opt.zero_grad()
+            out = model(torch.randn(256, 512, device="cuda"))
+            loss = out.pow(2).mean()
+            loss.backward()
+            opt.step()
+            kept.append(out)  # the classic leak: outputs (and their graphs) kept for "logging"
+    growth = [f for f in doc.findings if f.check == "memory-growth"]
+    print([f.message for f in growth])
+    assert growth and growth[0].details["bytes_per_step"] > 256 * 1024
+
+
+def test_clean_cuda_run_is_silent():
+    model = nn.Sequential(nn.Linear(64, 64), nn.Dropout(0.1), nn.Linear(64, 4)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), fused=True)
+    with torchdoctor.watch(model, every=5, quiet=True) as doc:
+        for _ in range(40):
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(torch.randn(32, 64, device="cuda")).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+    assert doc.findings == [], [f.message for f in doc.findings]
+
+
+def test_compiled_model_is_reported_as_partly_supported_and_does_not_crash():
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU()).cuda()
+    compiled = torch.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torchdoctor.watch(compiled, quiet=True) as doc:
+        for _ in range(3):
+            opt.zero_grad()
+            compiled(torch.randn(4, 16, device="cuda")).sum().backward()
+            opt.step()
+    assert doc.unsupported and "torch.compile" in doc.unsupported[0]
