@@ -129,10 +129,18 @@ class NaiveHooks:
     def __init__(self, model):
         self.handles = []
         for m in model.modules():
-            self.handles.append(m.register_forward_hook(lambda mod, a, out: torch.isfinite(out).all().item()
-                                                        if torch.is_tensor(out) else None))
+            self.handles.append(m.register_forward_hook(self._check_output))
         for p in model.parameters():
-            self.handles.append(p.register_post_accumulate_grad_hook(lambda p: p.grad.norm().item()))
+            self.handles.append(p.register_post_accumulate_grad_hook(self._grad_norm))
+        self.seen = 0.0
+
+    def _check_output(self, module, args, output):
+        if torch.is_tensor(output):
+            self.seen += float(torch.isfinite(output).all().item())
+        return None
+
+    def _grad_norm(self, param):
+        self.seen += param.grad.norm().item()
 
     def __enter__(self):
         return self

@@ -75,6 +75,7 @@ class Watch:
         self._norms: tuple | None = None
         self.active = False
         self.unsupported: list[str] = []
+        self._compiled = False
         self.roots: list[torch.nn.Module] = []  # the watched model, or the top-level modules `run` has seen
         self._param_names: dict[int, str] | None = None
 
@@ -125,11 +126,12 @@ class Watch:
         if model is None:
             return
         compiled = getattr(model, "_orig_mod", None)
-        if compiled is not None:  # torch.compile: hooks on the original modules may not fire inside graphs
+        if compiled is not None:  # module hooks would break (or be traced into) the compiled graphs
             self.unsupported.append(
-                "torch.compile'd model: module-level checks see only what runs outside compiled graphs; "
-                "optimizer-level checks are unaffected"
+                "torch.compile'd model: module-level checks are off (they would break the compiled graphs); "
+                "optimizer-level checks run; watch the uncompiled model for the rest"
             )
+            self._compiled = True
             model = compiled
         self._index_root(model, type(model).__name__)
 
@@ -234,9 +236,9 @@ class Watch:
     def _install(self) -> None:
         pre, post = self._listeners("forward_pre"), self._listeners("forward")
         roots = self._listeners("root_forward")
-        if pre or post or roots or self.checks:
-            self._handles.append(module_hooks.register_module_forward_pre_hook(self._make_pre_hook(pre)))
-            self._handles.append(module_hooks.register_module_forward_hook(self._make_post_hook(post, roots)))
+        if not self._compiled:
+            self._handles.append(module_hooks.register_module_forward_pre_hook(_eager(self._make_pre_hook(pre))))
+            self._handles.append(module_hooks.register_module_forward_hook(_eager(self._make_post_hook(post, roots))))
         step_pre, step_post, step_end = self._listeners("step_pre"), self._listeners("step"), self._listeners("step_end")
         self._handles.append(optimizer_hooks.register_optimizer_step_pre_hook(self._make_step_pre(step_pre)))
         self._handles.append(optimizer_hooks.register_optimizer_step_post_hook(self._make_step_post(step_post, step_end)))
@@ -338,6 +340,13 @@ class Watch:
 
         self._patches.append((DistributedSampler, "__iter__", original))
         DistributedSampler.__iter__ = iterate
+
+
+def _eager(hook):
+    """Keep torch.compile from tracing into our hooks (in `run` mode a compiled module may call them):
+    they run eagerly at a graph break instead of failing the compile."""
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    return disable(hook) if disable is not None else hook
 
 
 def watch(model: torch.nn.Module | None = None, **options) -> Watch:
