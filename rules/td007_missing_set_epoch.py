@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, keyword_arg
 from torchdoctor.rule import Rule
 
+_EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -60,17 +63,11 @@ class MissingSetEpoch(Rule):
         if given_epoch is None:
             return  # set_epoch on something we cannot trace: assume it is this sampler
         reported: set[int] = set()
-        for loop in facts.loops:
-            if loop.node.__class__ is not cst.For:
-                continue
-            samplers = [self._shuffling_sampler_of(ctx, o) for o in flow.origins(loop.node.iter, loop.function, loop.order)]
+        for loop, epoch_loop, samplers in self._iterations(ctx):
             samplers = [s for s in samplers if s is not None and id(s) not in given_epoch and id(s) not in reported]
-            if not samplers:
+            if not samplers or epoch_loop is None:
                 continue
             sampler = samplers[0]
-            epoch_loop = self._epoch_loop(ctx, loop)
-            if epoch_loop is None:
-                continue
             reported.add(id(sampler))
             name = self._sampler_name(ctx, sampler)
             label = f"'{name}'" if name else "the DistributedSampler"
@@ -80,6 +77,46 @@ class MissingSetEpoch(Rule):
                 f"{label} is iterated every epoch but `set_epoch` is never called, so every epoch shuffles "
                 f"identically on every rank; call `{call}` at the start of each epoch",
             )
+
+    def _iterations(self, ctx):
+        """(loop, epoch loop, samplers it may iterate) for every loop over a loader: loops of this file,
+        and loops of project functions in other files that an epoch loop here hands a loader to
+        (`for epoch ...: train_one_epoch(model, data_loader_train, ...)`)."""
+        flow = ctx.dataflow
+        for loop in ctx.facts.loops:
+            if isinstance(loop.node, cst.For) and not _evaluates(loop.function):
+                iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
+                yield loop, self._epoch_loop(ctx, loop), [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+        project = ctx.project
+        if project is None:
+            return
+        for loop in ctx.facts.loops:
+            for call in loop.calls:
+                if call.context.loop is not loop or call.dotted is None or "." in call.dotted:
+                    continue
+                found = project.resolve_imported(ctx.facts, call.dotted)
+                if found is None or not hasattr(found[1], "loops"):
+                    continue
+                callee = found[1]
+                if _evaluates(callee):
+                    continue  # evaluation order does not matter: no shuffle to vary
+                for param in _iterated_params(callee):
+                    arg = flow.argument_for(callee, param, call)
+                    if arg is None:
+                        continue
+                    iterated = [o for o in flow.origins(arg, call.function, call.context.order) if o is not None]
+                    yield loop, loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+
+    @staticmethod
+    def _iterated_origins(flow, expr, fn, order):
+        """What a `for` iterates: its iterable's origins, and for `log_every(loader, ...)`-style wrappers
+        the origins of their arguments too."""
+        found = flow.origins(expr, fn, order)
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    found += flow.origins(arg.value, fn, order)
+        return [o for o in found if o is not None]
 
     @staticmethod
     def _is_sampler(call: CallInfo) -> bool:
@@ -91,44 +128,42 @@ class MissingSetEpoch(Rule):
         for c in ctx.facts.method_calls("set_epoch"):
             receiver = c.node.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
-                loader = flow.origin(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
-                made = self._sampler_of(ctx, loader)
+                loaders = flow.origins(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
+                made = [s for o in loaders if o is not None for s in self._samplers_of(ctx, o)]
             else:
-                made = flow.origin(receiver, c.function, c.context.order)
-            if made is None:
+                made = [o for o in flow.origins(receiver, c.function, c.context.order) if o is not None]
+            if not made:
                 return None
-            out.add(id(made.call))
+            out.update(id(m.call) for m in made)
         return out
 
-    def _sampler_of(self, ctx, iterated):
-        """The DistributedSampler behind what a loop iterates: a DataLoader's `sampler=`, a
-        `BatchSampler(sampler, ...)`, or the sampler itself."""
+    def _samplers_of(self, ctx, iterated) -> list:
+        """The DistributedSampler origins behind what a loop iterates: a DataLoader's `sampler=`
+        (or `batch_sampler=`), a `BatchSampler(sampler, ...)`, or the sampler itself; every branch's."""
         if iterated is None:
-            return None
+            return []
         info = ctx.facts.call_info(iterated.call)
         if info is not None and self._is_sampler(info):
-            return iterated
+            return [iterated]
         name = (ctx.facts.qualify(iterated.call.func) or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
         arg = keyword_arg(iterated.call, "sampler")
         if arg is None and name == "BatchSampler" and iterated.call.args:
             arg = iterated.call.args[0]
         if arg is None and name == "DataLoader":
-            batch = keyword_arg(iterated.call, "batch_sampler")
-            inner = ctx.dataflow.origin(batch.value, iterated.function, iterated.order) if batch is not None else None
-            return self._sampler_of(ctx, inner) if inner is not None else None
+            arg = keyword_arg(iterated.call, "batch_sampler")
         if arg is None or name not in ("DataLoader", "BatchSampler"):
-            return None
-        return ctx.dataflow.origin(arg.value, iterated.function, iterated.order)
+            return []
+        inner = ctx.dataflow.origins(arg.value, iterated.function, iterated.order)
+        return [s for o in inner if o is not None for s in self._samplers_of(ctx, o)]
 
-    def _shuffling_sampler_of(self, ctx, iterated) -> cst.Call | None:
-        sampler = self._sampler_of(ctx, iterated)
-        info = ctx.facts.call_info(sampler.call) if sampler is not None else None
-        if info is None or not self._is_sampler(info):
-            return None
-        shuffle = keyword_arg(sampler.call, "shuffle")
-        if shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
-            return None  # nothing for set_epoch to change
-        return sampler.call
+    def _shuffling_samplers_of(self, ctx, iterated) -> list[cst.Call]:
+        out = []
+        for sampler in self._samplers_of(ctx, iterated):
+            shuffle = keyword_arg(sampler.call, "shuffle")
+            if shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
+                continue  # nothing for set_epoch to change
+            out.append(sampler.call)
+        return out
 
     def _epoch_loop(self, ctx, loop: LoopInfo) -> LoopInfo | None:
         """The loop that runs `loop` once per epoch: its parent, or a loop calling its function."""
@@ -148,3 +183,25 @@ class MissingSetEpoch(Rule):
             if a.value is sampler and len(a.targets) == 1:
                 return a.targets[0]
         return None
+
+
+def _evaluates(fn) -> bool:
+    return bool(_EVALUATION.search(fn.name))
+
+
+def _iterated_params(fn) -> list[str]:
+    """Parameters a function iterates in a for loop, directly or through a wrapper call."""
+    params = set(fn.params)
+    found = []
+    for loop in fn.loops:
+        it = loop.node.iter if isinstance(loop.node, cst.For) else None
+        names = [it] if isinstance(it, cst.Name) else []
+        if isinstance(it, cst.Call):
+            names = [a.value for a in it.args if isinstance(a.value, cst.Name)]
+            while isinstance(it, cst.Call) and it.args and isinstance(it.args[0].value, cst.Call):
+                it = it.args[0].value  # enumerate(log_every(loader, ...))
+                names += [a.value for a in it.args if isinstance(a.value, cst.Name)]
+        for n in names:
+            if n.value in params and n.value not in found:
+                found.append(n.value)
+    return found

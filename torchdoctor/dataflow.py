@@ -135,6 +135,19 @@ class DataFlow:
                 return _AMBIGUOUS
         return best
 
+    def reaching_candidates(self, name: str, fn: FunctionInfo, before: int) -> list[AssignInfo]:
+        """Every assignment that may hold `name` at `before`: the one that reaches it, or, when the
+        latest depends on a branch, each branch's."""
+        a = self.reaching_assignment(name, fn, before)
+        if a is _AMBIGUOUS:
+            return [
+                c for c in fn.assigns
+                if c.augmented is None and c.context.order < before and c.targets == (name,) and not _is_none(c.value)
+            ]
+        if a is not None and len(a.targets) == 1 and a.value is not None:
+            return [a]
+        return []
+
     def value_of(self, name: str, fn: FunctionInfo, before: int, depth: int = 0):
         """(expression, function it lives in, order) that `name` holds at `before`, following simple aliases."""
         if depth > 6:
@@ -267,6 +280,9 @@ class DataFlow:
         name = dotted_name(expr)
         if name is None:
             return [None]
+        candidates = self.reaching_candidates(name, fn, order)
+        if candidates:  # every branch's assignment is a possible origin
+            return [o for a in candidates for o in self.origins(a.value, fn, a.context.order, depth + 1)]
         held = self.value_of(name, fn, order)
         if held is not None:
             return self.origins(held[0], held[1], held[2], depth + 1)
