@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.context import LintContext
 from torchdoctor.facts import FileFacts
@@ -156,6 +155,8 @@ def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
 
 
 def _locate(module: cst.Module, source: str, path: str, reports: list[tuple[type[Rule], Report]]) -> list[Finding]:
+    from libcst.metadata import MetadataWrapper, PositionProvider  # only files with findings need positions
+
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     lines = source.splitlines()
     offsets = _line_offsets(source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import IO
@@ -16,12 +17,32 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
+class _PlainConsole:
+    """What `render_text` needs of rich's Console, for piped output: no styling, no rich import."""
+
+    _MARKUP = re.compile(r"\[/?[a-z ]*\]")
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def print(self, text: str) -> None:
+        self.out.write(self._MARKUP.sub("", text).replace("\x00", "[") + "\n")
+
+
+def _escape(text: str) -> str:
+    """User text keeps its brackets: they are hidden from the markup stripper."""
+    return text.replace("[", "\x00")
+
+
 def render_text(findings: list[Finding], out: IO[str], color: bool, files: int, quiet: bool, sources: dict[str, list[str]]) -> None:
     """`path:line:col: CODE message`, then the source line with a caret under the column."""
-    from rich.console import Console
-    from rich.markup import escape
+    if color:
+        from rich.console import Console
+        from rich.markup import escape
 
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, soft_wrap=True)
+        console = Console(file=out, force_terminal=True, highlight=False, soft_wrap=True)
+    else:  # piped: plain text, and rich is not even imported (a pre-commit run pays for every import)
+        console, escape = _PlainConsole(out), _escape
     for f in findings:
         console.print(
             f"[bold]{escape(f.path)}[/]:{f.line}:{f.column}: [{_STYLE[f.severity]}]{f.code}[/] {escape(f.message)}"

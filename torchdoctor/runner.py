@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +82,8 @@ def run_tasks(tasks: list[Task], jobs: int | None = None) -> list[TaskResult]:
     jobs = default_jobs() if jobs is None else max(1, jobs)
     if jobs == 1 or len(tasks) < PARALLEL_THRESHOLD:
         return [run_task(t) for t in tasks]
+    from concurrent.futures import ProcessPoolExecutor  # only when there are enough files to share
+
     chunksize = max(1, len(tasks) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(run_task, tasks, chunksize=chunksize))

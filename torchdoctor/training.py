@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust", re.I)
+_LAYER_CLASS = re.compile(
+    r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
+    r"Bottleneck|Transformer|Residual|Upsample|Downsample)\d*$"
+)
 MODULE_BASES = {
     "torch.nn.Module",
     "torch.nn.modules.module.Module",
@@ -139,6 +143,8 @@ class TrainingFacts:
             return None  # distributed autograd keeps gradients per context: nothing to reset
         if m == "backward" or call.qualname == "torch.autograd.backward":
             return "backward", None
+        if m is not None and m.startswith("step_") and call.receiver is not None and self.is_optimizer(call.receiver):
+            return "step", self.canonical(call.receiver, fn)  # ScheduledOptim.step_and_update_lr()
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
             if call.receiver.rsplit(".", 1)[-1].lower().endswith("scaler"):
@@ -212,13 +218,25 @@ class TrainingFacts:
         for call in loop.calls:
             if self.facts.resolve_function(call) is not None or self.event_of(call) is not None:
                 continue
-            if call.method in _HARMLESS_CALLS:
+            if call.method in _HARMLESS_CALLS or self._project_helper_without_reset(call):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
                 if arg_name and (arg_name == name or name.startswith(arg_name + ".")):
                     return True
         return False
+
+    def _project_helper_without_reset(self, call: CallInfo) -> bool:
+        """`clip_gradient(optimizer, 5.0)` from the project's utils.py: harmless if it resets nothing."""
+        if self.project is None or call.dotted is None or "." in call.dotted:
+            return False
+        found = self.project.resolve_imported(self.facts, call.dotted)
+        if found is None or not hasattr(found[1], "calls"):
+            return False
+        other, fn = found
+        return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
+            t.endswith(".grad") for a in fn.assigns for t in a.targets
+        )
 
     # -- modules -----------------------------------------------------------------
     def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
@@ -227,6 +245,8 @@ class TrainingFacts:
         for base, written in zip(cls.bases, cls.written_bases):
             if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1][:1].isupper()):
                 return True
+            if written.rsplit(".", 1)[-1] == "Module":
+                return True  # `from .module import Module` inside torch itself, `nn.Module` aliases
             local = facts.classes.get(written)
             if local is not None and local is not cls:
                 if self.is_module_class(facts, local, depth + 1):
@@ -250,8 +270,14 @@ class TrainingFacts:
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
-        found = lookup_class(self.project, self.facts, dotted_name(node.func))
-        return found is not None and self.is_module_class(found[0], found[1])
+        name = dotted_name(node.func)
+        found = lookup_class(self.project, self.facts, name)
+        if found is not None:
+            return self.is_module_class(found[0], found[1])
+        # A layer class from another library (`from timm.layers import Block`): judged by its name.
+        last = (name or "").rsplit(".", 1)[-1]
+        head = (name or "").split(".", 1)[0]
+        return head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
 
 
 _HARMLESS_CALLS = {
