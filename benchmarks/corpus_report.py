@@ -18,7 +18,8 @@ from pathlib import Path
 
 from torchdoctor.config import ConfigFinder, validate_selectors
 from torchdoctor.discovery import discover
-from torchdoctor.runner import Task, run_tasks
+from torchdoctor.runner import run_tasks
+from torchdoctor.tasks import Task
 from torchdoctor.rule import all_rules
 
 

@@ -1,7 +1,7 @@
 """docs/rules/ is generated from the rule modules; it must never be stale."""
 
 from conftest import REPO
-from torchdoctor.docs import expected_docs
+from torchdoctor.docs import catalog_path, expected_catalog, expected_docs
 from torchdoctor.rule import all_rules
 
 
@@ -22,3 +22,8 @@ def test_every_rule_has_a_page_with_all_sections():
         for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
             assert section in page, (rule.code, section)
         assert "# expect:" not in page
+
+
+def test_rule_catalog_is_up_to_date():
+    """Selection and the cache read the catalog instead of importing every rule: it must match them."""
+    assert catalog_path().read_text(encoding="utf-8") == expected_catalog(), "regenerate with `python -m torchdoctor.docs`"

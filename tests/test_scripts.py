@@ -24,7 +24,7 @@ def test_script_findings_match_markers(path):
         assert expected, "a buggy script must mark its bugs"
     else:
         assert path.stem.endswith("_fixed") and not expected
-    rules = Config(root=FIXTURES).rules_for(path)
+    rules = [rules_by_code()[c] for c in Config(root=FIXTURES).rules_for(path)]
     result = lint_source(source, str(path), rules, ProjectIndex())
     assert not result.internal_errors
     assert codes_at(result.findings) == expected

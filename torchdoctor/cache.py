@@ -15,9 +15,13 @@ import tempfile
 from pathlib import Path
 
 from torchdoctor import __version__
+from typing import TYPE_CHECKING
+
 from torchdoctor.config import ConfigFinder
-from torchdoctor.project import content_hash
-from torchdoctor.runner import Task, TaskResult, run_tasks
+from torchdoctor.results import content_hash
+
+if TYPE_CHECKING:
+    from torchdoctor.runner import Task, TaskResult
 
 CACHE_FOLDER = ".torchdoctor_cache"
 
@@ -64,10 +68,14 @@ class ResultCache:
             keys[i] = self._key(task, content_hash(source))
             entry = self.entries.get(str(Path(task.path).resolve()))
             if entry is not None and entry[0] == keys[i] and _dependencies_unchanged(entry[1]):
-                results[i] = TaskResult(entry[1], from_cache=True)  # type: ignore[arg-type]
+                results[i] = _CachedResult(entry[1])
             else:
                 misses.append(i)
-        fresh = run_tasks([tasks[i] for i in misses], jobs) if misses else []
+        fresh = []
+        if misses:
+            from torchdoctor.runner import run_tasks  # libcst and the rules load only when something changed
+
+            fresh = run_tasks([tasks[i] for i in misses], jobs)
         for i, result in zip(misses, fresh):
             results[i] = result
             if keys[i] is not None and not result.result.internal_errors:
@@ -91,6 +99,16 @@ class ResultCache:
             pass  # a read-only tree still lints; it just does not cache
 
 
+class _CachedResult:
+    """A cached FileResult in the shape of a runner TaskResult (no fixes: --fix never uses the cache)."""
+
+    def __init__(self, result) -> None:
+        self.result = result
+        self.original = self.fixed_source = None
+        self.fixed: list = []
+        self.from_cache = True
+
+
 def _dependencies_unchanged(result) -> bool:
     for path, digest in result.dependencies.items():
         try:
@@ -103,12 +121,16 @@ def _dependencies_unchanged(result) -> bool:
 
 def _rules_fingerprint() -> str:
     """Changes when any rule or engine module changes, not only with the version number."""
+    import importlib.util
+
     import torchdoctor
-    import torchdoctor.rules
 
     digest = hashlib.blake2b(digest_size=16)
-    for package in (torchdoctor, torchdoctor.rules):
-        folder = Path(package.__file__).parent
+    rules = importlib.util.find_spec("torchdoctor.rules")
+    folders = [Path(torchdoctor.__file__).parent]
+    if rules is not None and rules.submodule_search_locations:
+        folders += [Path(p) for p in rules.submodule_search_locations]
+    for folder in folders:
         for file in sorted(folder.glob("*.py")):
             stat = file.stat()
             digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())

@@ -52,7 +52,7 @@ def lint(paths, fmt, select, ignore, exit_zero, statistics, quiet, fix, diff, sh
     """Lint PyTorch training code in PATHS (files or folders; default: the current folder)."""
     from torchdoctor.config import ConfigError, ConfigFinder, load_config, validate_selectors
     from torchdoctor.discovery import PathNotFound, discover
-    from torchdoctor.runner import Task, run_tasks, write_fixes
+    from torchdoctor.tasks import Task
 
     try:
         explicit = load_config(config_path) if config_path else None
@@ -61,7 +61,7 @@ def lint(paths, fmt, select, ignore, exit_zero, statistics, quiet, fix, diff, sh
         cli_ignore = validate_selectors(_split_codes(ignore), "--ignore")
         files = discover(list(paths) or [Path(".")], configs)
         tasks = [
-            Task(str(f), tuple(r.code for r in configs.for_path(f).rules_for(f, cli_select, cli_ignore)), fix or diff)
+            Task(str(f), configs.for_path(f).rules_for(f, cli_select, cli_ignore), fix or diff)
             for f in files
         ]
     except ConfigError as exc:
@@ -72,7 +72,12 @@ def lint(paths, fmt, select, ignore, exit_zero, statistics, quiet, fix, diff, sh
     from torchdoctor.cache import ResultCache
 
     cache = None if no_cache or fix or diff else ResultCache.for_configs(configs, files)
-    results = cache.run(tasks, jobs) if cache else run_tasks(tasks, jobs)
+    if cache is not None:
+        results = cache.run(tasks, jobs)
+    else:
+        from torchdoctor.runner import run_tasks
+
+        results = run_tasks(tasks, jobs)
 
     for r in results:
         for message in r.result.internal_errors:
@@ -89,6 +94,8 @@ def lint(paths, fmt, select, ignore, exit_zero, statistics, quiet, fix, diff, sh
                     )
                 )
     if fix:
+        from torchdoctor.runner import write_fixes
+
         write_fixes(results)
         fixed = sum(len(r.fixed) for r in results)
         if fixed:
@@ -128,12 +135,12 @@ def _sources_of(findings) -> dict[str, list[str]]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def list_rules(fmt):
     """List every rule: code, name, severity, fixable, what it flags."""
-    from torchdoctor.rule import all_rules
+    from torchdoctor.rule import catalog
 
-    rules = all_rules()
+    rules = catalog()
     if fmt == "json":
         click.echo(json.dumps(
-            [{"code": r.code, "name": r.name, "severity": r.severity, "fixable": r.fixed is not None, "summary": r.summary} for r in rules],
+            [{"code": r.code, "name": r.name, "severity": r.severity, "fixable": r.fixable, "summary": r.summary} for r in rules],
             indent=2,
         ))
         return
@@ -144,7 +151,7 @@ def list_rules(fmt):
     for column in ("code", "name", "severity", "fix", "what it flags"):
         table.add_column(column, overflow="fold")
     for r in rules:
-        table.add_row(r.code, r.name, r.severity, "yes" if r.fixed else "", r.summary)
+        table.add_row(r.code, r.name, r.severity, "yes" if r.fixable else "", r.summary)
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 

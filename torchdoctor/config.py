@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from torchdoctor.rule import Rule, all_rules
+from torchdoctor.rule import RuleInfo, catalog
 
 KNOWN_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "cache-dir"}
 
@@ -39,8 +39,9 @@ class Config:
         path: Path,
         cli_select: tuple[str, ...] | None = None,
         cli_ignore: tuple[str, ...] = (),
-    ) -> tuple[type[Rule], ...]:
-        rules = all_rules()
+    ) -> tuple[str, ...]:
+        """The codes of the rules that apply to `path`."""
+        rules = catalog()
         select = cli_select if cli_select else self.select
         if select:
             chosen = {r.code for r in rules if any(_matches(r, s) for s in select)}
@@ -53,7 +54,7 @@ class Config:
         for pattern, codes in self.per_file_ignores:
             if _path_matches(relative, pattern):
                 ignores.extend(codes)
-        return tuple(r for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
+        return tuple(r.code for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
 
     def relative(self, path: Path) -> str:
         try:
@@ -70,7 +71,7 @@ class Config:
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores))
 
 
-def _matches(rule: type[Rule], selector: str) -> bool:
+def _matches(rule: RuleInfo, selector: str) -> bool:
     return selector == "ALL" or rule.code.startswith(selector) or selector == rule.name
 
 
@@ -84,7 +85,7 @@ def _path_matches(relative: str, pattern: str) -> bool:
 
 
 def validate_selectors(selectors: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
-    rules = all_rules()
+    rules = catalog()
     out = []
     for s in selectors:
         if not isinstance(s, str):

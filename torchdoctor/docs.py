@@ -77,6 +77,20 @@ def expected_docs() -> dict[str, str]:
     return docs
 
 
+def expected_catalog() -> str:
+    import json
+
+    from torchdoctor.rule import catalog_entries
+
+    return json.dumps(catalog_entries(all_rules()), indent=1) + "\n"
+
+
+def catalog_path() -> Path:
+    import torchdoctor.rules
+
+    return Path(torchdoctor.rules.__path__[0]) / "catalog.json"
+
+
 def write_docs(folder: Path) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -91,4 +105,7 @@ def write_docs(folder: Path) -> list[str]:
 if __name__ == "__main__":
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/rules")
     changed = write_docs(out)
-    print(f"{len(changed)} page(s) written to {out}")
+    if not catalog_path().exists() or catalog_path().read_text(encoding="utf-8") != expected_catalog():
+        catalog_path().write_text(expected_catalog(), encoding="utf-8")
+        changed.append(str(catalog_path()))
+    print(f"{len(changed)} file(s) written")

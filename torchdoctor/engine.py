@@ -7,7 +7,6 @@ none, and libcst's position provider walks the whole tree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -15,82 +14,14 @@ import libcst as cst
 
 from torchdoctor.context import LintContext
 from torchdoctor.facts import FileFacts
-from torchdoctor.project import ProjectIndex, content_hash
+from torchdoctor.project import ProjectIndex
+from torchdoctor.results import Edit, FileResult, Finding, Fix
 from torchdoctor.rule import Report, Rule
+
+__all__ = ["Edit", "FileResult", "Finding", "Fix", "lint_source", "apply_edits", "applicable_rules"]
 
 SYNTAX_ERROR = ("TD000", "syntax-error", "error")
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*))?", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Edit:
-    start: int  # character offsets into the source
-    end: int
-    content: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-
-@dataclass(frozen=True)
-class Fix:
-    description: str
-    edits: tuple[Edit, ...]
-
-    def to_dict(self) -> dict:
-        return {
-            "description": self.description,
-            "edits": [
-                {
-                    "content": e.content,
-                    "location": {"line": e.line, "column": e.column},
-                    "end_location": {"line": e.end_line, "column": e.end_column},
-                }
-                for e in self.edits
-            ],
-        }
-
-
-@dataclass
-class Finding:
-    code: str
-    name: str
-    severity: str
-    path: str
-    line: int  # 1-based
-    column: int  # 1-based
-    end_line: int
-    end_column: int
-    message: str
-    fix: Fix | None = None
-    suppressed: bool = False
-
-    def sort_key(self):
-        return (self.path, self.line, self.column, self.code, self.message)
-
-    def to_dict(self) -> dict:
-        return {
-            "code": self.code,
-            "name": self.name,
-            "severity": self.severity,
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "message": self.message,
-            "fix": self.fix.to_dict() if self.fix else None,
-            "suppressed": self.suppressed,
-        }
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    internal_errors: list[str] = field(default_factory=list)
-    dependencies: dict[str, str] = field(default_factory=dict)  # other project files consulted -> hash
 
 
 def applicable_rules(source: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:

@@ -10,7 +10,6 @@ invalidated when one of them changes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo
+from torchdoctor.results import content_hash
 
 if TYPE_CHECKING:
     from torchdoctor.facts import CallInfo
@@ -184,10 +184,6 @@ def _parse_quietly(path: Path) -> FileFacts | None:
         return FileFacts(cst.parse_module(source), source, str(path))
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
         return None
-
-
-def content_hash(source: str) -> str:
-    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def lookup_class(project: "ProjectIndex | None", facts: FileFacts, name: str | None) -> tuple[FileFacts, ClassInfo] | None:

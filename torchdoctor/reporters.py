@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from torchdoctor import __version__
-from torchdoctor.engine import Finding
-from torchdoctor.rule import all_rules
+from torchdoctor.results import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -100,6 +99,8 @@ def render_github(findings: list[Finding], out: IO[str]) -> None:
 
 def sarif_document(findings: list[Finding]) -> dict:
     """SARIF 2.1.0, as GitHub code scanning reads it."""
+    from torchdoctor.rule import all_rules
+
     rules = all_rules()
     index = {r.code: i for i, r in enumerate(rules)}
     descriptors = [

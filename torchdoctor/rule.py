@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
-import libcst as cst
-
 if TYPE_CHECKING:
+    import libcst as cst
+
     from torchdoctor.context import LintContext
 
 SEVERITIES = ("error", "warning", "info")
@@ -112,6 +112,42 @@ def _validate(rule: type[Rule], module_name: str) -> None:
     expected_module = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
     if module_name != expected_module:
         raise RuntimeError(f"rule {rule.code} lives in {module_name}.py; name the file {expected_module}.py")
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What selection, configuration and listings need of a rule, without importing it."""
+
+    code: str
+    name: str
+    severity: str
+    summary: str
+    fixable: bool
+
+
+CATALOG_FILE = "catalog.json"
+
+
+def catalog_entries(rules: Iterable[type[Rule]]) -> list[dict]:
+    return [
+        {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary, "fixable": r.fixed is not None}
+        for r in rules
+    ]
+
+
+@lru_cache(maxsize=1)
+def catalog() -> tuple[RuleInfo, ...]:
+    """The rule pack's catalog, generated from the rule modules (`python -m torchdoctor.docs`) and
+    checked for staleness by the tests. Reading it costs a file read; importing the rules costs
+    libcst (a tenth of a second), which a cached run over unchanged files never needs."""
+    import json
+    from importlib import resources
+
+    try:
+        data = json.loads(resources.files("torchdoctor.rules").joinpath(CATALOG_FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ModuleNotFoundError, ValueError):
+        data = catalog_entries(all_rules())
+    return tuple(RuleInfo(**entry) for entry in data)
 
 
 def rules_by_code() -> dict[str, type[Rule]]:

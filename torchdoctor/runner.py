@@ -9,18 +9,12 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.engine import FileResult, Finding, apply_edits, lint_source
+from torchdoctor.tasks import Task
 from torchdoctor.project import ProjectIndex
 from torchdoctor.rule import rules_by_code
 
 PARALLEL_THRESHOLD = 24  # below this, starting worker processes costs more than it saves
 MAX_FIX_ROUNDS = 8
-
-
-@dataclass(frozen=True)
-class Task:
-    path: str
-    codes: tuple[str, ...]
-    fix: bool = False
 
 
 @dataclass
