@@ -33,6 +33,7 @@ class ResultCache:
         self.file = folder / f"lint-{__version__}.pickle"
         self.entries: dict[str, tuple[str, object]] = self._load()
         self._dirty = False
+        self._hashes: dict[str, str | None] = {}
 
     @classmethod
     def for_configs(cls, configs: ConfigFinder, files: list[Path]) -> "ResultCache":
@@ -66,8 +67,8 @@ class ResultCache:
                 misses.append(i)
                 continue
             keys[i] = self._key(task, content_hash(source))
-            entry = self.entries.get(str(Path(task.path).resolve()))
-            if entry is not None and entry[0] == keys[i] and _dependencies_unchanged(entry[1]):
+            entry = self.entries.get(os.path.abspath(task.path))
+            if entry is not None and entry[0] == keys[i] and self._dependencies_unchanged(entry[1]):
                 results[i] = _CachedResult(entry[1])
             else:
                 misses.append(i)
@@ -79,11 +80,15 @@ class ResultCache:
         for i, result in zip(misses, fresh):
             results[i] = result
             if keys[i] is not None and not result.result.internal_errors:
-                self.entries[str(Path(tasks[i].path).resolve())] = (keys[i], result.result)
+                self.entries[os.path.abspath(tasks[i].path)] = (keys[i], result.result)
                 self._dirty = True
         if self._dirty:
             self._save()
         return results  # type: ignore[return-value]
+
+    def _dependencies_unchanged(self, result) -> bool:
+        """Every other project file the result depended on still has the content it had (hashed once per run)."""
+        return all(_hash_of(path, self._hashes) == digest for path, digest in result.dependencies.items())
 
     def _save(self) -> None:
         try:
@@ -109,14 +114,13 @@ class _CachedResult:
         self.from_cache = True
 
 
-def _dependencies_unchanged(result) -> bool:
-    for path, digest in result.dependencies.items():
+def _hash_of(path: str, memo: dict[str, str | None]) -> str | None:
+    if path not in memo:
         try:
-            if content_hash(Path(path).read_text(encoding="utf-8")) != digest:
-                return False
+            memo[path] = content_hash(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
-            return False
-    return True
+            memo[path] = None
+    return memo[path]
 
 
 def _rules_fingerprint() -> str:

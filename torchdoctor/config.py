@@ -10,7 +10,9 @@ Unknown keys, codes and value types are errors, never silently ignored.
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -57,10 +59,12 @@ class Config:
         return tuple(r.code for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
 
     def relative(self, path: Path) -> str:
-        try:
-            return PurePosixPath(path.resolve().relative_to(self.root.resolve())).as_posix()
-        except ValueError:
-            return path.as_posix()
+        # os.path.abspath, not Path.resolve: resolving symlinks costs a stat per path component per file
+        absolute = os.path.abspath(path)
+        root = _abs_root(self.root)
+        if absolute == root or absolute.startswith(root + os.sep):
+            return PurePosixPath(os.path.relpath(absolute, root)).as_posix()
+        return path.as_posix()
 
     def excludes(self, path: Path) -> bool:
         relative = self.relative(path)
@@ -69,6 +73,11 @@ class Config:
     def fingerprint(self) -> str:
         """What the result cache must be invalidated by."""
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores))
+
+
+@lru_cache(maxsize=64)
+def _abs_root(root: Path) -> str:
+    return os.path.abspath(root)
 
 
 def _matches(rule: RuleInfo, selector: str) -> bool:
@@ -149,16 +158,16 @@ class ConfigFinder:
     """The nearest pyproject.toml with a [tool.torchdoctor] table above each path, cached per folder."""
 
     explicit: Config | None = None
-    _by_folder: dict[Path, Config] = field(default_factory=dict)
+    _by_folder: dict[str, Config] = field(default_factory=dict)
 
     def for_path(self, path: Path) -> Config:
         if self.explicit is not None:
             return self.explicit
-        folder = path.resolve()
-        if not folder.is_dir():
-            folder = folder.parent
-        if folder in self._by_folder:
-            return self._by_folder[folder]
+        absolute = os.path.abspath(path)
+        key = absolute if path.suffix != ".py" and os.path.isdir(absolute) else os.path.dirname(absolute)
+        if key in self._by_folder:
+            return self._by_folder[key]
+        folder = Path(key)
         config = None
         for candidate in (folder, *folder.parents):
             pyproject = candidate / "pyproject.toml"
@@ -167,7 +176,7 @@ class ConfigFinder:
                 break
         if config is None:
             config = Config(root=Path.cwd())
-        self._by_folder[folder] = config
+        self._by_folder[key] = config
         return config
 
 
