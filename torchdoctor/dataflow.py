@@ -43,6 +43,12 @@ _TRANSPARENT_METHODS = {
 }
 _ITERATION_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "iter", "zip", "track", "progress_bar"}
 # Calls that wrap a model and behave like it.
+DDP_WRAPPERS = {
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+}
 MODEL_WRAPPERS = {
     "torch.compile",
     "torch.nn.DataParallel",
@@ -66,6 +72,12 @@ class Origin:
 
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
+
+
+def _exclusive(a: tuple, b: tuple) -> bool:
+    """Two places in different branches of one `if`: one never runs before the other."""
+    where = dict(a)
+    return any(node in where and where[node] != branch for node, branch in b)
 
 
 def _rebinds(name: str, value) -> bool:
@@ -120,8 +132,11 @@ class DataFlow:
         `x = None` is passed over when another assignment exists: it is almost always the other
         branch of `if distributed: sampler = DistributedSampler(...) else: sampler = None`.
         """
+        use = self.facts.branches_at.get(before, ())
         candidates = [
-            a for a in fn.assigns if a.augmented is None and a.context.order < before and name in a.targets
+            a for a in fn.assigns
+            if a.augmented is None and a.context.order < before and name in a.targets
+            and not _exclusive(a.context.branches, use)
         ]
         real = [a for a in candidates if not _is_none(a.value)] or candidates
         if not real:
@@ -140,9 +155,11 @@ class DataFlow:
         latest depends on a branch, each branch's."""
         a = self.reaching_assignment(name, fn, before)
         if a is _AMBIGUOUS:
+            use = self.facts.branches_at.get(before, ())
             return [
                 c for c in fn.assigns
                 if c.augmented is None and c.context.order < before and c.targets == (name,) and not _is_none(c.value)
+                and not _exclusive(c.context.branches, use)
             ]
         if a is not None and len(a.targets) == 1 and a.value is not None:
             return [a]

@@ -26,12 +26,12 @@ _EVAL_NAME = re.compile(
     r"|eval|valid|^estimate_loss$",
     re.I,
 )
-_MODEL_NAME = re.compile(
+MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet)s?\d*$",
     re.I,
 )
-_METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
+METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
@@ -73,6 +73,10 @@ class Evaluation:
         self.flow = ctx.dataflow
 
     # -- models ----------------------------------------------------------------
+    def is_model_name(self, name: str | None) -> bool:
+        last = (name or "").rsplit(".", 1)[-1]
+        return bool(MODEL_NAME.search(last)) and not METRIC_NAME.search(last)
+
     def is_model_call(self, call: CallInfo) -> bool:
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
             return False
@@ -83,8 +87,7 @@ class Evaluation:
             return self.training.is_module_class(inst.facts, inst.cls)
         if inst is not None and (inst.sequential is not None or (inst.qualname or "").startswith("torch.nn.")):
             return True
-        last = call.dotted.rsplit(".", 1)[-1]
-        return bool(_MODEL_NAME.search(last)) and not _METRIC_NAME.search(last)
+        return self.is_model_name(call.dotted)
 
     # -- passes ----------------------------------------------------------------
     @cached_property
@@ -127,7 +130,7 @@ class Evaluation:
                 continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
-                if name is None or not (_MODEL_NAME.search(name.rsplit(".", 1)[-1]) or name.startswith("self.")):
+                if name is None or not (MODEL_NAME.search(name.rsplit(".", 1)[-1]) or name.startswith("self.")):
                     continue
                 param = self._param_bound_to(helper, c, arg)
                 if param and any(inner.dotted == param for inner in helper.calls):

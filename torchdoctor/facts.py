@@ -101,6 +101,7 @@ class Context:
     conditions: tuple[cst.BaseExpression, ...]
     order: int
     in_lambda: bool = False  # runs when the lambda is called, not where it is written
+    branches: tuple[tuple[int, int], ...] = ()  # (id of an enclosing If, 0 for its body / 1 for its else)
 
     @property
     def loop(self) -> LoopInfo | None:
@@ -185,6 +186,7 @@ class FileFacts:
         self.module_function = FunctionInfo(None, "<module>", "<module>", None, None)
         self.functions.append(self.module_function)
         self._calls_by_node: dict[int, CallInfo] = {}
+        self.branches_at: dict[int, tuple[tuple[int, int], ...]] = {}  # order -> enclosing if-branches
         _FactsVisitor(self).walk(module)
         for call in self.calls:
             self._calls_by_node[id(call.node)] = call
@@ -302,6 +304,7 @@ class _FactsVisitor:
         self.loops: list[list[LoopInfo]] = [[]]
         self.withs: list[list[str]] = [[]]
         self.conditions: list[list[cst.BaseExpression]] = [[]]
+        self.branches: list[list[tuple[int, int]]] = [[]]
         self.order = 0
         self.class_body_depth: dict[int, int] = {}  # id(ClassInfo) -> function-stack depth of its body
         self.with_sizes: list[int] = []
@@ -321,6 +324,9 @@ class _FactsVisitor:
             )
             _HANDLERS[node_type] = handlers
         enter, leave, enter_body, leave_body = handlers
+        if node_type is cst.If:  # branches are tracked so a body's assignment never reaches its else
+            self._walk_if(node)
+            return
         if enter is not None and enter(self, node) is False:
             return
         for field in _child_fields(node_type):
@@ -335,6 +341,17 @@ class _FactsVisitor:
         if leave is not None:
             leave(self, node)
 
+    def _walk_if(self, node: cst.If) -> None:
+        self.visit_If(node)
+        self._walk_value(node.test)
+        for branch, part in ((0, node.body), (1, node.orelse)):
+            if part is None:
+                continue
+            self.branches[-1].append((id(node), branch))
+            self._walk_value(part)
+            self.branches[-1].pop()
+        self.leave_If(node)
+
     def _walk_value(self, value) -> None:
         if isinstance(value, cst.CSTNode):
             self.walk(value)
@@ -346,8 +363,11 @@ class _FactsVisitor:
     # -- helpers -------------------------------------------------------------
     def _context(self) -> Context:
         self.order += 1
+        branches = tuple(self.branches[-1])
+        self.f.branches_at[self.order] = branches
         return Context(
-            tuple(self.loops[-1]), tuple(self.withs[-1]), tuple(self.conditions[-1]), self.order, self.lambdas > 0
+            tuple(self.loops[-1]), tuple(self.withs[-1]), tuple(self.conditions[-1]), self.order, self.lambdas > 0,
+            branches,
         )
 
     def _name_for(self, node: cst.BaseExpression) -> str | None:
@@ -424,6 +444,7 @@ class _FactsVisitor:
         self.loops.append([])
         self.withs.append([])
         self.conditions.append([])
+        self.branches.append([])
 
     def _directly_in_class(self, node: cst.FunctionDef) -> bool:
         # A def is a method when the innermost enclosing scope is the class body.
@@ -435,6 +456,7 @@ class _FactsVisitor:
         self.loops.pop()
         self.withs.pop()
         self.conditions.pop()
+        self.branches.pop()
 
     # The class body's depth is recorded on entry so nested defs know whether they are methods.
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -462,6 +484,7 @@ class _FactsVisitor:
         if isinstance(node, cst.For):
             loop.targets = tuple(sorted(_target_names(node.target)))
             loop.iter_name = dotted_name(_unwrap_iter(node.iter))
+        self.f.branches_at[self.order] = tuple(self.branches[-1])
         stack.append(loop)
         function.loops.append(loop)
         self.f.loops.append(loop)
@@ -520,20 +543,23 @@ class _FactsVisitor:
         for loop in info.context.loops:
             loop.assigns.append(info)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    # Assignments are recorded on leaving: the name is bound after its value is evaluated, so a use
+    # inside the value (`ddp = ddp.to(rank)`) still sees the previous binding.
+    def leave_Assign(self, node: cst.Assign) -> None:
         targets: list[str] = []
         for t in node.targets:
             targets.extend(_flat_targets(t.target))
         self._record_assign(node, targets, node.value)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._record_assign(node, _flat_targets(node.target), node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
         self._record_assign(node, _flat_targets(node.target), node.value, node.operator.__class__.__name__)
 
     def visit_Return(self, node: cst.Return) -> None:
         self.order += 1
+        self.f.branches_at[self.order] = tuple(self.branches[-1])
         self.functions[-1].returns.append((node, self.order))
 
 
