@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.rule import Rule
+
+
+_SERVING = re.compile(r"^_?(inference|infer|predict|predict_\w+|handle|serve|forward_inference)$")
 
 
 class EvalWithoutNoGrad(Rule):
@@ -51,8 +56,9 @@ class EvalWithoutNoGrad(Rule):
         for eval_pass in evaluation.passes:
             if not eval_pass.by_name:
                 continue
+            serving = bool(_SERVING.search(eval_pass.function.name))
             for run in eval_pass.model_calls:
-                if not run.call.context.loops:
+                if not run.call.context.loops and not serving:
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if evaluation.grad_disabled_at(run.call):
                     continue

@@ -31,6 +31,12 @@ MODEL_NAME = re.compile(
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet)s?\d*$",
     re.I,
 )
+_PARAMETER_FREE = re.compile(
+    r"(Pad\w*|Pool\w*|ReLU\w*|GELU|Sigmoid|Tanh|Softmax\w*|Softmin|Dropout\w*|Flatten|Unflatten|Identity|Upsample\w*|"
+    r"Unfold|Fold|PixelShuffle|PixelUnshuffle|ChannelShuffle|Hardtanh|ELU|SiLU|Mish|Softplus|LogSigmoid|Threshold|"
+    r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
+)
+_ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
@@ -74,7 +80,10 @@ class Evaluation:
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
-        last = (name or "").rsplit(".", 1)[-1]
+        parts = (name or "").split(".")
+        last = parts[-1]
+        if len(parts) > 2 or _ACCESSOR.match(last):
+            return False  # `self.service.show_available_models()`, `get_model()`: a method, not a model
         return bool(MODEL_NAME.search(last)) and not METRIC_NAME.search(last)
 
     def is_model_call(self, call: CallInfo) -> bool:
@@ -85,8 +94,10 @@ class Evaluation:
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             return self.training.is_module_class(inst.facts, inst.cls)
-        if inst is not None and (inst.sequential is not None or (inst.qualname or "").startswith("torch.nn.")):
+        if inst is not None and inst.sequential is not None:
             return True
+        if inst is not None and (inst.qualname or "").startswith("torch.nn."):
+            return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         return self.is_model_name(call.dotted)
 
     # -- passes ----------------------------------------------------------------
@@ -98,6 +109,8 @@ class Evaluation:
         for fn in self.facts.functions:
             if fn.is_module or fn.name in LIGHTNING_HOOKS or self._has_training(fn):
                 continue
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
+                continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls:
@@ -130,7 +143,7 @@ class Evaluation:
                 continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
-                if name is None or not (MODEL_NAME.search(name.rsplit(".", 1)[-1]) or name.startswith("self.")):
+                if name is None or not self.is_model_name(name):
                     continue
                 param = self._param_bound_to(helper, c, arg)
                 if param and any(inner.dotted == param for inner in helper.calls):
@@ -260,7 +273,11 @@ class Evaluation:
         if project is not None and fn.parent is not None and fn.parent.is_module and head in fn.params:
             elsewhere = project.callers_elsewhere(self.facts, fn.name)
         if not elsewhere:
-            return head in fn.params or model.startswith("self.")
+            if model.startswith("self.") and fn.cls is not None:
+                # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot
+                # see) switches this model to eval
+                return self._class_sets_eval(self.facts, fn.cls, model, fn, 0)
+            return head in fn.params
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
             name = dotted_name(arg) if arg is not None else None
@@ -270,6 +287,24 @@ class Evaluation:
             if not other.eval_mode_set_before(name + model[len(head):], site, depth + 1):
                 return False
         return True
+
+    def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int) -> bool:
+        for m in cls.methods.values():
+            if m is skip:
+                continue
+            for c in m.calls:
+                if (c.method == "eval" and c.receiver in (model, "self")) or (c.method == "train" and _is_false_arg(c.node)):
+                    return True
+        project = self.training.project
+        for base, written in zip(cls.bases, cls.written_bases):
+            if base in ("object", "") or depth > 4:
+                continue
+            found = lookup_class(project, facts, written)
+            if found is None:
+                return True  # a base class from a library (a serving handler's base sets eval itself)
+            if self._class_sets_eval(found[0], found[1], model, skip, depth + 1):
+                return True
+        return False
 
     def for_file(self, facts) -> "Evaluation":
         from torchdoctor.context import LintContext
