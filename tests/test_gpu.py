@@ -107,3 +107,52 @@ def test_compiled_model_is_reported_as_partly_supported_and_does_not_crash():
             compiled(torch.randn(4, 16, device="cuda")).sum().backward()
             opt.step()
     assert doc.unsupported and "torch.compile" in doc.unsupported[0]
+
+
+DDP_SCRIPT = r'''
+import json, os, sys
+import torch, torch.distributed as dist, torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+import torchdoctor
+
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.cuda.set_device(rank)
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(256, 16), torch.randint(0, 4, (256,)))
+sampler = DistributedSampler(data, shuffle=True)
+loader = DataLoader(data, batch_size=32, sampler=sampler)
+model = DDP(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).cuda(rank), device_ids=[rank])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with torchdoctor.watch(model, every=2, quiet=True, report=f"{sys.argv[1]}/rank{rank}.json") as doc:
+    for epoch in range(3):  # no sampler.set_epoch: sampler-epoch must say so
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x.cuda(rank)), y.cuda(rank)).backward()
+            opt.step()
+dist.destroy_process_group()
+'''
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_ddp_wrapped_model_on_two_gpus(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "ddp_train.py"
+    script.write_text(DDP_SCRIPT)
+    env = {**os.environ, "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", str(script), str(tmp_path)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        print(rank, report)
+        assert report["steps"] == 12
+        assert [f["check"] for f in report["findings"]] == ["sampler-epoch"]
