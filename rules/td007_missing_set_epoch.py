@@ -53,7 +53,7 @@ class MissingSetEpoch(Rule):
                     opt.step()
     """
     fix_hint = "Call `sampler.set_epoch(epoch)` at the start of every epoch, before iterating the DataLoader."
-    triggers = ("DistributedSampler",)
+    triggers = ("DistributedSampler",)  # also library subclasses: StatefulDistributedSampler
 
     def check(self, ctx):
         facts, flow = ctx.facts, ctx.dataflow
@@ -87,6 +87,10 @@ class MissingSetEpoch(Rule):
             if isinstance(loop.node, cst.For) and not _evaluates(loop.function):
                 iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
                 yield loop, self._epoch_loop(ctx, loop), [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+        for call in ctx.facts.calls:  # `batches = iter(loader)` once per epoch, then next(batches)
+            if call.dotted == "iter" and call.node.args and call.context.loop is not None and not _evaluates(call.function):
+                iterated = [o for o in flow.origins(call.node.args[0].value, call.function, call.context.order) if o]
+                yield call.context.loop, call.context.loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
         project = ctx.project
         if project is None:
             return
@@ -120,7 +124,11 @@ class MissingSetEpoch(Rule):
 
     @staticmethod
     def _is_sampler(call: CallInfo) -> bool:
-        return call.qualname in _SAMPLERS or (call.qualname is None and call.dotted == "DistributedSampler")
+        """torch's DistributedSampler, or a library's subclass named like it (StatefulDistributedSampler)."""
+        if call.qualname in _SAMPLERS:
+            return True
+        name = (call.qualname or call.dotted or "").rsplit(".", 1)[-1]
+        return name.endswith("DistributedSampler") and not name.startswith("Ordered") and not name.startswith("Unrepeated")
 
     def _samplers_given_epoch(self, ctx) -> set[int] | None:
         """ids of the sampler calls that receive set_epoch; None if a receiver cannot be traced."""
@@ -146,12 +154,13 @@ class MissingSetEpoch(Rule):
         if info is not None and self._is_sampler(info):
             return [iterated]
         name = (ctx.facts.qualify(iterated.call.func) or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
+        loader = name.endswith("DataLoader")  # torch's, or torchdata's StatefulDataLoader
         arg = keyword_arg(iterated.call, "sampler")
         if arg is None and name == "BatchSampler" and iterated.call.args:
             arg = iterated.call.args[0]
-        if arg is None and name == "DataLoader":
+        if arg is None and loader:
             arg = keyword_arg(iterated.call, "batch_sampler")
-        if arg is None or name not in ("DataLoader", "BatchSampler"):
+        if arg is None or not (loader or name == "BatchSampler"):
             return []
         inner = ctx.dataflow.origins(arg.value, iterated.function, iterated.order)
         return [s for o in inner if o is not None for s in self._samplers_of(ctx, o)]

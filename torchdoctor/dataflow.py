@@ -180,6 +180,15 @@ class DataFlow:
             return self._attribute_value(fn.cls, name)
         if name in fn.params:
             return None
+        enclosing = fn.parent
+        while enclosing is not None and not enclosing.is_module and "." not in name:
+            # a closure: `def train(epoch): for x in trainloader: ...` nested in main()
+            a = self.reaching_assignment(name, enclosing, 1 << 62)
+            if a is not None and a is not _AMBIGUOUS and len(a.targets) == 1 and a.value is not None:
+                return a.value, enclosing, a.context.order
+            if name in enclosing.params:
+                return None
+            enclosing = enclosing.parent
         if not fn.is_module:  # a global assigned at module level
             module_fn = self.facts.module_function
             a = self.reaching_assignment(name, module_fn, 1 << 62)
