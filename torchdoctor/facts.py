@@ -82,6 +82,7 @@ class LoopInfo:
     iter_name: str | None = None
     calls: list["CallInfo"] = field(default_factory=list)
     assigns: list["AssignInfo"] = field(default_factory=list)
+    condition_depth: int = 0  # how many `if` tests enclose the loop itself
 
     def encloses(self, other: "LoopInfo") -> bool:
         loop: LoopInfo | None = other
@@ -481,6 +482,7 @@ class _FactsVisitor:
         stack = self.loops[-1]
         self.order += 1
         loop = LoopInfo(node, function, stack[-1] if stack else None, self.order)
+        loop.condition_depth = len(self.conditions[-1])
         if isinstance(node, cst.For):
             loop.targets = tuple(sorted(_target_names(node.target)))
             loop.iter_name = dotted_name(_unwrap_iter(node.iter))

@@ -226,6 +226,12 @@ class TrainingFacts:
                     return True
         return False
 
+    @staticmethod
+    def updates_from_own_grad(name: str, value) -> bool:
+        """`w -= lr * w.grad`, `w.add_(-lr * w.grad)`: an update of `name` computed from its own gradient."""
+        nodes = value.args if isinstance(value, cst.Call) else [value]
+        return _base(name) in _grad_owners(nodes)
+
     def _project_helper_without_reset(self, call: CallInfo) -> bool:
         """`clip_gradient(optimizer, 5.0)` from the project's utils.py: harmless if it resets nothing."""
         if self.project is None or call.dotted is None or "." in call.dotted:
