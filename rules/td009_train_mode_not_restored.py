@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from torchdoctor.facts import dotted_name
 from torchdoctor.rule import Rule
+
+
+_AUXILIARY = re.compile(r"ema|teacher|target|average|swa|frozen|ref", re.I)  # models meant to stay in eval
 
 
 class TrainModeNotRestored(Rule):
@@ -56,9 +62,9 @@ class TrainModeNotRestored(Rule):
             if not any(e.kind == "backward" for e in events) or not any(e.kind == "step" for e in events):
                 continue
             modes = self._mode_calls(ctx, loop)
-            if not modes or any(kind in ("train", "unknown") for kind, _ in modes):
+            if not modes or any(kind in ("train", "unknown") for kind, _, _ in modes):
                 continue  # restored, or handed to code we cannot see
-            evals = [site for kind, site in modes if kind == "eval"]
+            evals = [site for kind, site, who in modes if kind == "eval" and not _AUXILIARY.search(who or "")]
             if evals:
                 yield ctx.report(
                     evals[0],
@@ -77,11 +83,11 @@ class TrainModeNotRestored(Rule):
     def _modes_of(self, ctx, call, site, depth):
         found = []
         if call.method == "eval" and call.receiver is not None and not call.node.args:
-            found.append(("eval", site))
+            found.append(("eval", site, call.receiver))
         elif call.method == "train" and call.receiver is not None:
             args = call.node.args
             off = args and getattr(args[0].value, "value", None) == "False"
-            found.append(("eval" if off else "train", site))
+            found.append(("eval" if off else "train", site, call.receiver))
         callee = ctx.facts.resolve_function(call)
         if callee is not None and depth > 0:
             for inner in callee.calls:
@@ -89,8 +95,8 @@ class TrainModeNotRestored(Rule):
         elif callee is None and call.dotted and "." not in call.dotted and ctx.project is not None:
             other = ctx.project.resolve_imported(ctx.facts, call.dotted)
             if other is not None and hasattr(other[1], "calls"):
-                found += [("train", site) for c in other[1].calls if c.method == "train"]
-                found += [("eval", site) for c in other[1].calls if c.method == "eval" and not c.node.args]
-            elif any(ctx.evaluation.is_model_name(getattr(a.value, "value", None)) for a in call.node.args):
-                found.append(("unknown", site))
+                found += [("train", site, c.receiver) for c in other[1].calls if c.method == "train"]
+                found += [("eval", site, c.receiver) for c in other[1].calls if c.method == "eval" and not c.node.args]
+            elif any(ctx.evaluation.is_model_name(dotted_name(a.value)) for a in call.node.args):
+                found.append(("unknown", site, None))
         return found

@@ -82,6 +82,8 @@ class UnregisteredTensorAttribute(Rule):
                     continue
                 if f'"{short}"' in class_code or f"'{short}'" in class_code:
                     continue  # registered or handled by name somewhere (register_buffer, _apply overrides)
+                if any(attr in b.targets for m in cls.methods.values() if m is not init for b in m.assigns):
+                    continue  # a placeholder that forward (or a helper) replaces with a tensor on the right device
                 grad = keyword_arg(_innermost(a.value), "requires_grad")
                 learnable = grad is not None and isinstance(grad.value, cst.Name) and grad.value.value == "True"
                 yield ctx.report(
