@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from pathlib import Path
 
 from torchdoctor import __version__
@@ -30,7 +29,7 @@ class ResultCache:
     def __init__(self, folder: Path, salt: str) -> None:
         self.folder = folder
         self.salt = salt
-        self.file = folder / f"lint-{__version__}.pickle"
+        self.file = folder / f"lint-{__version__}-v2.pickle"
         self.entries: dict[str, tuple[str, object]] = self._load()
         self._dirty = False
         self._hashes: dict[str, str | None] = {}
@@ -60,16 +59,24 @@ class ResultCache:
         results: list[TaskResult | None] = [None] * len(tasks)
         misses: list[int] = []
         keys: list[str | None] = [None] * len(tasks)
+        stamps: list[tuple | None] = [None] * len(tasks)
         for i, task in enumerate(tasks):
-            try:
-                source = Path(task.path).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                misses.append(i)
-                continue
-            keys[i] = self._key(task, content_hash(source))
-            entry = self.entries.get(os.path.abspath(task.path))
+            path = os.path.abspath(task.path)
+            entry = self.entries.get(path)
+            digest = self._unchanged_digest(path, entry)
+            if digest is None:
+                try:
+                    digest = content_hash(Path(task.path).read_bytes().decode("utf-8"))
+                except (OSError, UnicodeDecodeError):
+                    misses.append(i)
+                    continue
+            stamps[i] = (_stamp(path), digest)
+            keys[i] = self._key(task, digest)
             if entry is not None and entry[0] == keys[i] and self._dependencies_unchanged(entry[1]):
                 results[i] = _CachedResult(entry[1])
+                if entry[2:] != stamps[i]:
+                    self.entries[path] = (keys[i], entry[1], *stamps[i])
+                    self._dirty = True
             else:
                 misses.append(i)
         fresh = []
@@ -80,11 +87,20 @@ class ResultCache:
         for i, result in zip(misses, fresh):
             results[i] = result
             if keys[i] is not None and not result.result.internal_errors:
-                self.entries[os.path.abspath(tasks[i].path)] = (keys[i], result.result)
+                self.entries[os.path.abspath(tasks[i].path)] = (keys[i], result.result, *stamps[i])
                 self._dirty = True
         if self._dirty:
             self._save()
         return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _unchanged_digest(path: str, entry) -> str | None:
+        """The content hash recorded for this file, if its size and mtime say it was not touched since
+        (git's index trick: reading and hashing every file is the slow part of a cached run)."""
+        if entry is None or len(entry) < 4:
+            return None
+        stamp = _stamp(path)
+        return entry[3] if stamp is not None and stamp == entry[2] else None
 
     def _dependencies_unchanged(self, result) -> bool:
         """Every other project file the result depended on still has the content it had (hashed once per run)."""
@@ -96,12 +112,22 @@ class ResultCache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# created by torchdoctor\n*\n")
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.file)
         except OSError:
             pass  # a read-only tree still lints; it just does not cache
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 class _CachedResult:

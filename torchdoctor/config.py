@@ -43,20 +43,11 @@ class Config:
         cli_ignore: tuple[str, ...] = (),
     ) -> tuple[str, ...]:
         """The codes of the rules that apply to `path`."""
-        rules = catalog()
-        select = cli_select if cli_select else self.select
-        if select:
-            chosen = {r.code for r in rules if any(_matches(r, s) for s in select)}
-        else:
-            chosen = {r.code for r in rules if r.severity in ("error", "warning")}
-        if not cli_select:
-            chosen |= {r.code for r in rules if any(_matches(r, s) for s in self.extend_select)}
-        ignores = list(self.ignore) + list(cli_ignore)
-        relative = self.relative(path)
-        for pattern, codes in self.per_file_ignores:
-            if _path_matches(relative, pattern):
-                ignores.extend(codes)
-        return tuple(r.code for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
+        extra: tuple[str, ...] = ()
+        if self.per_file_ignores:
+            relative = self.relative(path)
+            extra = tuple(c for pattern, codes in self.per_file_ignores if _path_matches(relative, pattern) for c in codes)
+        return _selected(self.select, self.extend_select, self.ignore, cli_select, cli_ignore, extra)
 
     def relative(self, path: Path) -> str:
         # os.path.abspath, not Path.resolve: resolving symlinks costs a stat per path component per file
@@ -73,6 +64,21 @@ class Config:
     def fingerprint(self) -> str:
         """What the result cache must be invalidated by."""
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores))
+
+
+@lru_cache(maxsize=256)
+def _selected(select, extend_select, ignore, cli_select, cli_ignore, extra_ignore) -> tuple[str, ...]:
+    """Rule selection, computed once per distinct combination (not once per file)."""
+    rules = catalog()
+    chosen_by = cli_select if cli_select else select
+    if chosen_by:
+        chosen = {r.code for r in rules if any(_matches(r, s) for s in chosen_by)}
+    else:
+        chosen = {r.code for r in rules if r.severity in ("error", "warning")}
+    if not cli_select:
+        chosen |= {r.code for r in rules if any(_matches(r, s) for s in extend_select)}
+    ignores = tuple(ignore) + tuple(cli_ignore) + tuple(extra_ignore)
+    return tuple(r.code for r in rules if r.code in chosen and not any(_matches(r, i) for i in ignores))
 
 
 @lru_cache(maxsize=64)
@@ -165,18 +171,29 @@ class ConfigFinder:
             return self.explicit
         absolute = os.path.abspath(path)
         key = absolute if path.suffix != ".py" and os.path.isdir(absolute) else os.path.dirname(absolute)
-        if key in self._by_folder:
-            return self._by_folder[key]
-        folder = Path(key)
+        return self._for_folder(key)
+
+    def _for_folder(self, folder: str) -> Config:
+        """Walk up until a folder already known or a pyproject.toml with our table; remember every step."""
+        visited = []
         config = None
-        for candidate in (folder, *folder.parents):
-            pyproject = candidate / "pyproject.toml"
-            if pyproject.is_file() and _has_table(pyproject):
-                config = load_config(pyproject)
+        current = folder
+        while True:
+            if current in self._by_folder:
+                config = self._by_folder[current]
                 break
-        if config is None:
-            config = Config(root=Path.cwd())
-        self._by_folder[key] = config
+            visited.append(current)
+            pyproject = os.path.join(current, "pyproject.toml")
+            if os.path.isfile(pyproject) and _has_table(Path(pyproject)):
+                config = load_config(Path(pyproject))
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                config = Config(root=Path.cwd())
+                break
+            current = parent
+        for seen in visited:
+            self._by_folder[seen] = config
         return config
 
 

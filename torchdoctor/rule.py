@@ -141,11 +141,14 @@ def catalog() -> tuple[RuleInfo, ...]:
     checked for staleness by the tests. Reading it costs a file read; importing the rules costs
     libcst (a tenth of a second), which a cached run over unchanged files never needs."""
     import json
-    from importlib import resources
+    import os
+
+    import torchdoctor.rules as pack
 
     try:
-        data = json.loads(resources.files("torchdoctor.rules").joinpath(CATALOG_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ModuleNotFoundError, ValueError):
+        with open(os.path.join(pack.__path__[0], CATALOG_FILE), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
         data = catalog_entries(all_rules())
     return tuple(RuleInfo(**entry) for entry in data)
 
