@@ -138,6 +138,9 @@ class Evaluation:
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted))
                 continue
+            if c.method == "forward" and c.receiver and c.receiver != "self" and self.is_model_name(c.receiver):
+                runs.append(ModelRun(c, c.receiver))  # model.forward(x) runs the model too (TD033 says why not to)
+                continue
             helper = self.facts.resolve_function(c)
             if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
@@ -362,6 +365,8 @@ class ModeLayers:
         if inst.cls is not None:
             return self.class_has_mode_layers(inst.facts, inst.cls)
         if inst.sequential is not None:
+            if not inst.sequential.args:
+                return True  # `nn.Sequential()` filled later with add_module(...): contents unknown
             return any(self._construction_has(inst.facts, a.value, None, 0) for a in inst.sequential.args)
         if inst.qualname:
             return self._torch_layer_has(inst.qualname, None)
