@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.dataflow import LOG_SOFTMAX, SIGMOID, SOFTMAX
-from torchdoctor.facts import keyword_arg, positional_args
+from torchdoctor.facts import argument
 from torchdoctor.rule import Rule
 
 _CROSS_ENTROPY = {"torch.nn.CrossEntropyLoss", "torch.nn.functional.cross_entropy"}
@@ -80,9 +80,7 @@ class SoftmaxIntoCrossEntropy(Rule):
             loss = self._loss_kind(ctx, call)
             if loss is None:
                 continue
-            args = positional_args(call.node)
-            named = keyword_arg(call.node, "input")
-            value = named.value if named is not None else (args[0] if args else None)
+            value = argument(call.node, 0, "input")
             if value is None:
                 continue
             kind = flow.kind(value, call.function, call.context.order)
@@ -106,16 +104,9 @@ class SoftmaxIntoCrossEntropy(Rule):
 
     @staticmethod
     def _loss_kind(ctx, call) -> str | None:
-        """Which loss this call computes: `F.cross_entropy(...)`, `criterion(...)`, `nn.CrossEntropyLoss()(...)`."""
-        names = set()
-        if call.qualname is not None and call.qualname.startswith("torch.nn.functional."):
-            names.add(call.qualname)
-        elif call.qualname is None:  # calling an object: what was it constructed as?
-            inst = ctx.dataflow.instance_of(call.node.func, call.function, call.context.order)
-            if inst is not None and inst.qualname:
-                names.add(inst.qualname)
-        if names & _CROSS_ENTROPY:
+        loss = ctx.dataflow.loss_called(call)
+        if loss in _CROSS_ENTROPY:
             return "CrossEntropyLoss"
-        if names & _BCE_WITH_LOGITS:
+        if loss in _BCE_WITH_LOGITS:
             return "BCEWithLogitsLoss"
         return None

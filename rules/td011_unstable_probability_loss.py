@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.dataflow import LOG_OF_SOFTMAX, SIGMOID
-from torchdoctor.facts import keyword_arg, positional_args
+from torchdoctor.facts import argument
 from torchdoctor.rule import Rule
 
 _BCE = {"torch.nn.BCELoss", "torch.nn.functional.binary_cross_entropy"}
@@ -49,24 +49,16 @@ class UnstableProbabilityLoss(Rule):
     def check(self, ctx):
         flow = ctx.dataflow
         for call in ctx.facts.calls:
-            names = set()
-            if call.qualname and call.qualname.startswith("torch.nn.functional."):
-                names.add(call.qualname)
-            elif call.qualname is None:
-                inst = flow.instance_of(call.node.func, call.function, call.context.order)
-                if inst is not None and inst.qualname:
-                    names.add(inst.qualname)
-            if not names & (_BCE | _NLL):
+            loss = flow.loss_called(call)
+            if loss not in _BCE and loss not in _NLL:
                 continue
-            args = positional_args(call.node)
-            named = keyword_arg(call.node, "input")
-            value = named.value if named is not None else (args[0] if args else None)
+            value = argument(call.node, 0, "input")
             if value is None:
                 continue
             kind = flow.kind(value, call.function, call.context.order)
-            if names & _BCE and kind == SIGMOID:
+            if loss in _BCE and kind == SIGMOID:
                 yield ctx.report(call.node, f"`{ctx.code(value)}` is sigmoid output fed to BCELoss: it saturates and "
                                             "the gradient vanishes; pass the logits to BCEWithLogitsLoss")
-            elif names & _NLL and kind == LOG_OF_SOFTMAX:
+            elif loss in _NLL and kind == LOG_OF_SOFTMAX:
                 yield ctx.report(call.node, f"`{ctx.code(value)}` is log(softmax(x)): it underflows to -inf; use "
                                             "log_softmax (or CrossEntropyLoss on the logits)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import dotted_name, keyword_arg, positional_args
+from torchdoctor.facts import argument, dotted_name
 from torchdoctor.rule import Rule
 
 _LOSSES = {"torch.nn.CrossEntropyLoss", "torch.nn.functional.cross_entropy", "torch.nn.NLLLoss", "torch.nn.functional.nll_loss"}
@@ -51,16 +51,9 @@ class FloatClassTargets(Rule):
     def check(self, ctx):
         flow = ctx.dataflow
         for call in ctx.facts.calls:
-            names = {call.qualname} if call.qualname else set()
-            if call.qualname is None:
-                inst = flow.instance_of(call.node.func, call.function, call.context.order)
-                if inst is not None and inst.qualname:
-                    names.add(inst.qualname)
-            if not names & _LOSSES:
+            if flow.loss_called(call) not in _LOSSES:
                 continue
-            args = positional_args(call.node)
-            named = keyword_arg(call.node, "target")
-            target = named.value if named is not None else (args[1] if len(args) > 1 else None)
+            target = argument(call.node, 1, "target")
             if target is None:
                 continue
             shown = dotted_name(target)

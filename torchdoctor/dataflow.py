@@ -282,6 +282,15 @@ class DataFlow:
             kinds.add(self.kind(ret.value, fn, order, depth + 1))
         return kinds.pop() if len(kinds) == 1 else None
 
+    def loss_called(self, call: CallInfo) -> str | None:
+        """The torch loss a call computes, qualified: `F.cross_entropy(...)` is itself;
+        `criterion(...)` and `nn.CrossEntropyLoss()(...)` are the class the object was built from.
+        A constructor call (`nn.CrossEntropyLoss(weight)`) computes nothing."""
+        if call.qualname is not None:
+            return call.qualname if call.qualname.startswith("torch.nn.functional.") else None
+        inst = self.instance_of(call.node.func, call.function, call.context.order)
+        return inst.qualname if inst is not None else None
+
     # -- where an object was made -------------------------------------------------
     def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int) -> "Origin | None":
         """The one call that produced the value of `expr`, if every path agrees on it."""

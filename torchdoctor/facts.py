@@ -49,6 +49,15 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
     return None
 
 
+def argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """An argument given by keyword or by position: `loss(input, target)` / `loss(target=y, input=x)`."""
+    named = keyword_arg(call, keyword)
+    if named is not None:
+        return named.value
+    args = positional_args(call)
+    return args[position] if len(args) > position else None
+
+
 def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
