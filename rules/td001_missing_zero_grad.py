@@ -64,7 +64,7 @@ class MissingZeroGrad(Rule):
                     continue
                 if id(event.node) in flagged or self._reset(training, event.target, resets):
                     continue
-                if training.unknown_calls_taking(loop, event.target):
+                if training.unknown_calls_taking(loop, event.target, event.node):
                     continue
                 flagged.add(id(event.node))
                 if event.target == "<manual>":

@@ -53,11 +53,13 @@ class MissingSetEpoch(Rule):
                     opt.step()
     """
     fix_hint = "Call `sampler.set_epoch(epoch)` at the start of every epoch, before iterating the DataLoader."
-    triggers = ("DistributedSampler",)  # also library subclasses: StatefulDistributedSampler
+    # The sampler may be built here (or a library subclass: StatefulDistributedSampler), or by a
+    # project function in another file that returns the loader (`create_dataloader(...)`).
+    triggers = ("DistributedSampler", "distributed", "sampler", "DDP", "rank", "world_size")
 
     def check(self, ctx):
         facts, flow = ctx.facts, ctx.dataflow
-        if not any(self._is_sampler(c) for c in facts.calls):
+        if not any(self._is_sampler(c) for c in facts.calls) and (ctx.project is None or "DistributedSampler" in facts.source):
             return
         given_epoch = self._samplers_given_epoch(ctx)
         if given_epoch is None:
@@ -145,25 +147,28 @@ class MissingSetEpoch(Rule):
             out.update(id(m.call) for m in made)
         return out
 
-    def _samplers_of(self, ctx, iterated) -> list:
+    def _samplers_of(self, ctx, iterated, depth: int = 0) -> list:
         """The DistributedSampler origins behind what a loop iterates: a DataLoader's `sampler=`
-        (or `batch_sampler=`), a `BatchSampler(sampler, ...)`, or the sampler itself; every branch's."""
-        if iterated is None:
+        (or `batch_sampler=`), a `BatchSampler(sampler, ...)`, a loader wrapper's loader
+        (`PrefetchLoader(loader)`), or the sampler itself; every branch's, in any file of the project."""
+        if iterated is None or depth > 6:
             return []
-        info = ctx.facts.call_info(iterated.call)
+        info = iterated.facts.call_info(iterated.call)
         if info is not None and self._is_sampler(info):
             return [iterated]
-        name = (ctx.facts.qualify(iterated.call.func) or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
-        loader = name.endswith("DataLoader")  # torch's, or torchdata's StatefulDataLoader
-        arg = keyword_arg(iterated.call, "sampler")
+        name = (iterated.qualname() or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
+        arg = keyword_arg(iterated.call, "sampler")  # whatever takes `sampler=` is a loader
         if arg is None and name == "BatchSampler" and iterated.call.args:
             arg = iterated.call.args[0]
-        if arg is None and loader:
+        if arg is None and name.endswith("DataLoader"):  # torch's, or torchdata's StatefulDataLoader
             arg = keyword_arg(iterated.call, "batch_sampler")
-        if arg is None or not (loader or name == "BatchSampler"):
+        if arg is None and name.endswith("Loader") and iterated.call.args:
+            arg = iterated.call.args[0]  # `PrefetchLoader(loader, mean=...)` iterates `loader`
+        if arg is None:
             return []
-        inner = ctx.dataflow.origins(arg.value, iterated.function, iterated.order)
-        return [s for o in inner if o is not None for s in self._samplers_of(ctx, o)]
+        flow = ctx.dataflow.flow_of(iterated)
+        inner = flow.origins(arg.value, iterated.function, iterated.order)
+        return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
 
     def _shuffling_samplers_of(self, ctx, iterated) -> list[cst.Call]:
         out = []

@@ -51,6 +51,8 @@ class SaveWholeModel(Rule):
             is_module = False
             if inst is not None and inst.cls is not None:
                 is_module = training.is_module_class(inst.facts, inst.cls)
+            elif inst is not None and inst.factory is not None:
+                is_module = True
             elif inst is not None and (inst.sequential is not None or (inst.qualname or "").startswith("torch.nn.")):
                 is_module = not (inst.qualname or "").endswith(("Parameter", "ParameterDict", "ParameterList"))
             elif inst is None:

@@ -49,13 +49,11 @@ class ToAfterDdpWrap(Rule):
             if call.method not in ("to", "cuda") or not isinstance(call.node.func, cst.Attribute):
                 continue
             target = call.node.func.value
-            made = target if isinstance(target, cst.Call) else None
-            if made is None:
+            if isinstance(target, cst.Call):
+                q = ctx.facts.qualify(target.func)
+            else:
                 origin = flow.origin(target, call.function, call.context.order)
-                made = origin.call if origin is not None else None
-            if made is None:
-                continue
-            q = ctx.facts.qualify(made.func)
+                q = origin.qualname() if origin is not None else None
             if q in _DDP:
                 wrapper = q.rsplit(".", 1)[-1]
                 yield ctx.report(

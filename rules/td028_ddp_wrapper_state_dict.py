@@ -51,7 +51,7 @@ class DdpWrapperStateDict(Rule):
                 if name is None:
                     continue
                 origin = flow.origin(owner, save.function, save.context.order)
-                if origin is not None and ctx.facts.qualify(origin.call.func) in DDP_WRAPPERS:
+                if origin is not None and origin.qualname() in DDP_WRAPPERS:
                     yield ctx.report(
                         state_call,
                         f"`{name}.state_dict()` of a DDP/DataParallel wrapper names every key `module.*`, which the "

@@ -10,12 +10,13 @@ the project too). Unknown stays unknown: a rule only fires on what it sees.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name, exclusive_branches
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -69,15 +70,13 @@ class Origin:
     call: cst.Call
     function: FunctionInfo
     order: int
+    facts: FileFacts  # the file it is in: a project function's return may make it elsewhere
+
+    def qualname(self) -> str | None:
+        return self.facts.qualify(self.call.func)
 
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
-
-
-def _exclusive(a: tuple, b: tuple) -> bool:
-    """Two places in different branches of one `if`: one never runs before the other."""
-    where = dict(a)
-    return any(node in where and where[node] != branch for node, branch in b)
 
 
 def _rebinds(name: str, value) -> bool:
@@ -89,6 +88,30 @@ def _rebinds(name: str, value) -> bool:
             return True
         value = value.func.value if isinstance(value.func, cst.Attribute) else None
     return False
+
+
+_MODEL_FACTORY = re.compile(
+    r"^(create|build|get|make|load|init|construct|define)_?(model|net|network|backbone|detector|classifier|"
+    r"generator|discriminator|encoder|decoder|segmentor)$"
+    r"|^(resnet|resnext|wide_resnet|vgg|densenet|inception_v3|efficientnet|mobilenet|vit|convnext|regnet|alexnet|"
+    r"squeezenet|googlenet|shufflenet|mnasnet|swin|deeplabv3|fcn|fasterrcnn|maskrcnn|retinanet|ssd|r3d|r2plus1d)"
+    r"(\d+[a-z]?)?(_[a-z0-9]+)*$",
+    re.I,
+)
+
+
+def is_model_factory(name: str | None) -> bool:
+    """`torchvision.models.resnet50(...)`, `timm.create_model(...)`, `build_model(cfg)`: a call that returns a model."""
+    if not name:
+        return False
+    if name.startswith(("torchvision.models.", "timm.models.")) or name in ("timm.create_model", "torch.hub.load"):
+        return True
+    return bool(_MODEL_FACTORY.match(name.rsplit(".", 1)[-1]))
+
+
+def _is_iteration_wrapper(name: str | None) -> bool:
+    """`enumerate(loader)`, `tqdm(loader)`, a project's `TQDM(pbar)`: iterating it iterates its first argument."""
+    return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
 
 
 def _is_none(node) -> bool:
@@ -113,6 +136,7 @@ class Instance:
     cls: ClassInfo | None = None
     sequential: cst.Call | None = None
     qualname: str | None = None  # for library classes: "torch.nn.CrossEntropyLoss"
+    factory: str | None = None  # a library's model factory: "torchvision.models.resnet50", "create_model"
 
 
 class DataFlow:
@@ -136,7 +160,7 @@ class DataFlow:
         candidates = [
             a for a in fn.assigns
             if a.augmented is None and a.context.order < before and name in a.targets
-            and not _exclusive(a.context.branches, use)
+            and not exclusive_branches(a.context.branches, use)
         ]
         real = [a for a in candidates if not _is_none(a.value)] or candidates
         if not real:
@@ -159,7 +183,7 @@ class DataFlow:
             return [
                 c for c in fn.assigns
                 if c.augmented is None and c.context.order < before and c.targets == (name,) and not _is_none(c.value)
-                and not _exclusive(c.context.branches, use)
+                and not exclusive_branches(c.context.branches, use)
             ]
         if a is not None and len(a.targets) == 1 and a.value is not None:
             return [a]
@@ -305,16 +329,21 @@ class DataFlow:
             return [None]
         if isinstance(expr, cst.Call):
             name = dotted_name(expr.func)
-            if name in _ITERATION_WRAPPERS and expr.args:
+            if _is_iteration_wrapper(name) and expr.args:
                 return self.origins(expr.args[0].value, fn, order, depth + 1)
-            local = self.facts.resolve_callee(expr.func, fn)
-            if local is not None:
-                found = [o for r, at in local.returns if r.value is not None for o in self.origins(r.value, local, at, depth + 1)]
-                return found or [None]
-            return [Origin(expr, fn, order)]
+            returned = self._returns_of(expr, fn, depth)
+            if returned is not None:
+                return [o for flow, value, where, at in returned for o in flow.origins(value, where, at, depth + 1)] or [None]
+            return [Origin(expr, fn, order, self.facts)]
+        if isinstance(expr, cst.IfExp):  # `sampler = None if rank == -1 else DistributedSampler(ds)`
+            return [o for part in (expr.body, expr.orelse) if not _is_none(part) for o in self.origins(part, fn, order, depth + 1)]
         name = dotted_name(expr)
         if name is None:
             return [None]
+        unpacked = self._unpacking(name, fn, order)
+        if unpacked is not None:  # `loader, sampler = make_loaders(...)`
+            value, index, width, at = unpacked
+            return self._element_origins(value, index, width, fn, at, depth)
         candidates = self.reaching_candidates(name, fn, order)
         if candidates:  # every branch's assignment is a possible origin
             return [o for a in candidates for o in self.origins(a.value, fn, a.context.order, depth + 1)]
@@ -328,6 +357,50 @@ class DataFlow:
                 found.extend(self.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
         return [None]
+
+    def _returns_of(self, call: cst.Call, fn: FunctionInfo, depth: int):
+        """(flow, value, function, order) for each `return value` of the function `call` runs, when
+        that function is in this file or (with a project) in another file of it; None otherwise."""
+        local = self.facts.resolve_callee(call.func, fn)
+        flow = self
+        if local is None and self.project is not None and depth < 8:
+            name = dotted_name(call.func)
+            found = self.project.resolve_imported(self.facts, name) if name and "." not in name else None
+            if found is None or not isinstance(found[1], FunctionInfo):
+                return None
+            flow, local = self._flow_for(found[0]), found[1]
+        if local is None:
+            return None
+        return [(flow, r.value, local, at) for r, at in local.returns if r.value is not None]
+
+    def _unpacking(self, name: str, fn: FunctionInfo, order: int):
+        """(value, index, width, order) when the assignment reaching `name` unpacks a tuple into it."""
+        a = self.reaching_assignment(name, fn, order)
+        if a is None or a is _AMBIGUOUS or len(a.targets) < 2 or a.value is None or not isinstance(a.node, cst.Assign):
+            return None
+        if len(a.node.targets) != 1 or not isinstance(a.node.targets[0].target, (cst.Tuple, cst.List)):
+            return None
+        elements = a.node.targets[0].target.elements
+        names = [dotted_name(e.value) if not isinstance(e, cst.StarredElement) else None for e in elements]
+        if None in names or names.count(name) != 1:
+            return None
+        return a.value, names.index(name), len(names), a.context.order
+
+    def _element_origins(self, value, index: int, width: int, fn: FunctionInfo, order: int, depth: int) -> list:
+        """Origins of element `index` of a `width`-tuple: a literal's element, or each return's."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            if len(value.elements) != width or any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return [None]
+            return self.origins(value.elements[index].value, fn, order, depth + 1)
+        if isinstance(value, cst.Call) and depth < 10:
+            returned = self._returns_of(value, fn, depth)
+            if returned:
+                return [o for flow, v, where, at in returned for o in flow._element_origins(v, index, width, where, at, depth + 1)]
+        return [None]
+
+    def flow_of(self, origin: Origin) -> "DataFlow":
+        """The dataflow of the file an origin is in, to follow its arguments further."""
+        return self._flow_for(origin.facts)
 
     # -- what an object is -------------------------------------------------------
     def instance_of(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> Instance | None:
@@ -345,13 +418,26 @@ class DataFlow:
             if q is not None and q.startswith("torch."):
                 return Instance(self.facts, qualname=q)
             found = lookup_class(self.project, self.facts, dotted_name(expr.func))
-            return Instance(found[0], cls=found[1]) if found is not None else None
+            if found is not None:
+                return Instance(found[0], cls=found[1])
+            returned = self._returns_of(expr, fn, depth)
+            if returned:  # `model = build_model(cfg)` with build_model in the project
+                made = {flow.instance_of(v, where, at, depth + 1) for flow, v, where, at in returned}
+                if len(made) == 1 and None not in made:
+                    return made.pop()
+            name = q or dotted_name(expr.func)
+            return Instance(self.facts, factory=name) if is_model_factory(name) else None
         name = dotted_name(expr)
         if name is None:
             return None
         held = self.value_of(name, fn, order)
         if held is not None:
-            return self.instance_of(held[0], held[1], held[2], depth + 1)
+            found = self.instance_of(held[0], held[1], held[2], depth + 1)
+            value = held[0]
+            if found is None and isinstance(value, cst.Call) and value.args and dotted_name(value.args[0].value) == name:
+                # `model = amp.initialize(model, opt_level="O1")`, `model = convert_sync_bn(model)`: the same model
+                return self.instance_of(value.args[0].value, held[1], held[2], depth + 1)
+            return found
         if name in fn.params:
             found = set()
             for site in self.call_sites(fn):

@@ -22,7 +22,7 @@ from torchdoctor.project import lookup_class
 _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|inference)$"
+    r"|_(eval|evaluate|validate|validation|predict|inference|score)$"
     r"|eval|valid|^estimate_loss$",
     re.I,
 )
@@ -36,6 +36,12 @@ _PARAMETER_FREE = re.compile(
     r"Unfold|Fold|PixelShuffle|PixelUnshuffle|ChannelShuffle|Hardtanh|ELU|SiLU|Mish|Softplus|LogSigmoid|Threshold|"
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
+_RUN_METHOD = re.compile(
+    r"(forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|"
+    r"features|get_\w*features|detect|reconstruct|classify|transcribe|denoise|synthesize|test)$"
+)
+_NAMED_RUN_METHOD = re.compile(r"(forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test)$")
+_PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network)s?\d*$", re.I)
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
@@ -94,7 +100,7 @@ class Evaluation:
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             return self.training.is_module_class(inst.facts, inst.cls)
-        if inst is not None and inst.sequential is not None:
+        if inst is not None and (inst.sequential is not None or inst.factory is not None):
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
@@ -138,12 +144,17 @@ class Evaluation:
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted))
                 continue
-            if c.method == "forward" and c.receiver and c.receiver != "self" and self.is_model_name(c.receiver):
-                runs.append(ModelRun(c, c.receiver))  # model.forward(x) runs the model too (TD033 says why not to)
+            if self._runs_through_method(c):
+                runs.append(ModelRun(c, c.receiver))  # model.forward(x), model.encode(x), tacotron.infer(seq)
                 continue
             helper = self.facts.resolve_function(c)
             if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
+            if helper.parent is fn:  # a closure: `def get_pred(x): return inception_model(x)` inside fn
+                inner = next((r for r in self.model_runs(helper) if r.model.split(".", 1)[0] not in helper.params), None)
+                if inner is not None:
+                    runs.append(ModelRun(c, inner.model))
+                    continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
                 if name is None or not self.is_model_name(name):
@@ -153,6 +164,20 @@ class Evaluation:
                     runs.append(ModelRun(c, name))
                     break
         return runs
+
+    def _runs_through_method(self, call: CallInfo) -> bool:
+        """`model.encode(x)`, `tacotron2_model.infer(seq)`: a model method that computes with the
+        model's layers. `generate` is left out: Hugging Face runs it under no_grad already."""
+        receiver = call.receiver
+        if not receiver or receiver == "self" or not call.method or not _RUN_METHOD.match(call.method):
+            return False
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        if inst is not None and inst.cls is not None:
+            return self.training.is_module_class(inst.facts, inst.cls)
+        # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
+        # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
+        named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
+        return bool(named) and bool(_NAMED_RUN_METHOD.match(call.method))
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
         """A helper that sets neither train/eval mode nor grad mode itself (and is no evaluation pass
@@ -393,6 +418,8 @@ class ModeLayers:
                     return True
                 continue
             return True  # an unknown base class may hold anything
+        if self._runs_module_passed_in(cls):
+            return True
         for method in cls.methods.values():
             for call in method.calls:
                 if self._call_has(facts, call.node, method, depth):
@@ -401,6 +428,20 @@ class ModeLayers:
                 return True
         code = facts.module.code_for_node(cls.node)
         return "self.training" in code
+
+    @staticmethod
+    def _runs_module_passed_in(cls) -> bool:
+        """`def __init__(self, model): self.model = model` ... `self.model(x)`: a wrapper whose
+        inner model is whatever the caller passed, so it may hold anything."""
+        init = cls.methods.get("__init__")
+        if init is None:
+            return False
+        stored = {
+            a.targets[0] for a in init.assigns
+            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
+            and a.value.value in init.params
+        }
+        return any(c.dotted in stored for m in cls.methods.values() for c in m.calls)
 
     def _call_has(self, facts, node, fn, depth) -> bool:
         found = lookup_class(self.training.project, facts, dotted_name(node.func))

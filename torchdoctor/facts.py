@@ -118,6 +118,12 @@ class Context:
         return self.loops[-1] if self.loops else None
 
 
+def exclusive_branches(a: tuple, b: tuple) -> bool:
+    """Two places in different branches of one `if`: one never runs before the other."""
+    where = dict(a)
+    return any(node in where and where[node] != branch for node, branch in b)
+
+
 @dataclass(eq=False)
 class CallInfo:
     node: cst.Call
@@ -187,6 +193,7 @@ class FileFacts:
         self.path = path
         self.imports: dict[str, str] = {}  # local name -> qualified name
         self.imported: dict[str, ImportedName] = {}
+        self.star_imports: list[str] = []  # modules of `from utils import *`, as written
         self.functions: list[FunctionInfo] = []
         self.classes: dict[str, ClassInfo] = {}
         self.toplevel_functions: dict[str, FunctionInfo] = {}
@@ -396,14 +403,17 @@ class _FactsVisitor:
             else:
                 head = full.split(".")[0]
                 self.f.imports[head] = head
+                if head == full:  # `import inference` ... `inference.run(model)`: a module of the project, maybe
+                    self.f.imported[head] = ImportedName(full, None)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if isinstance(node.names, cst.ImportStar):
-            return False
         base = dotted_name(node.module) if node.module is not None else ""
         dots = "." * len(node.relative)
         module = f"{dots}{base or ''}"
+        if isinstance(node.names, cst.ImportStar):
+            self.f.star_imports.append(module)
+            return False
         for alias in node.names:
             name = dotted_name(alias.name)
             if name is None:

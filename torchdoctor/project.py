@@ -80,10 +80,20 @@ class ProjectIndex:
 
     def resolve_imported(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, ClassInfo | FunctionInfo] | None:
         """The class or function that `local_name` was imported as, in the file that defines it."""
-        imported = facts.imported.get(local_name)
-        if imported is None or imported.name is None or facts.path == "<string>":
+        if facts.path == "<string>":
             return None
-        return self._definition_in(Path(facts.path), imported.module, imported.name, depth=0)
+        imported = facts.imported.get(local_name)
+        if imported is not None:
+            if imported.name is None:
+                return None
+            return self._definition_in(Path(facts.path), imported.module, imported.name, depth=0)
+        if local_name in facts.classes or local_name in facts.toplevel_functions or "." in local_name:
+            return None
+        for module in reversed(facts.star_imports):  # `from utils import *`: the last one wins
+            found = self._definition_in(Path(facts.path), module, local_name, depth=0)
+            if found is not None:
+                return found
+        return None
 
     def _definition_in(self, importer: Path, module: str, name: str, depth: int):
         if depth > 3:
@@ -101,6 +111,10 @@ class ProjectIndex:
         reexport = other.imported.get(name)  # `from .model import Net` in a package __init__
         if reexport is not None and reexport.name is not None:
             return self._definition_in(file, reexport.module, reexport.name, depth + 1)
+        for star in other.star_imports:  # `from .models import *` in a package __init__
+            found = self._definition_in(file, star, name, depth + 1)
+            if found is not None:
+                return found
         return None
 
     def callers_elsewhere(self, facts: FileFacts, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
@@ -117,12 +131,16 @@ class ProjectIndex:
             other = self.facts_for_path(path)
             if other is None:
                 continue
-            imported = other.imported.get(function_name)
-            if imported is None or imported.name != function_name:
-                continue
-            if self.module_file(path, imported.module) != here:
-                continue
-            found.extend((other, c) for c in other.calls if c.dotted == function_name)
+            names = set()
+            for local, imported in other.imported.items():
+                if imported.name == function_name and local == function_name:
+                    if self.module_file(path, imported.module) == here:
+                        names.add(function_name)  # from train_utils import validation
+                elif f"{local}.{function_name}(" in text:
+                    whole = imported.module if imported.name is None else _submodule(imported.module, imported.name)
+                    if self.module_file(path, whole) == here:
+                        names.add(f"{local}.{function_name}")  # import inference ... inference.inference(...)
+            found.extend((other, c) for c in other.calls if c.dotted in names)
         return found
 
     def _project_texts(self, root: Path) -> list[tuple[Path, str]]:
@@ -164,6 +182,11 @@ class ProjectIndex:
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
         return None
+
+
+def _submodule(package: str, name: str) -> str:
+    """`from . import inference` names module `.inference`; `from pkg import utils`, `pkg.utils`."""
+    return f"{package}{name}" if package.endswith(".") else f"{package}.{name}"
 
 
 def _module_at(base: Path, parts: list[str]) -> Path | None:

@@ -22,6 +22,7 @@ from torchdoctor.facts import (
     FunctionInfo,
     LoopInfo,
     dotted_name,
+    exclusive_branches,
     positional_args,
 )
 
@@ -213,10 +214,14 @@ class TrainingFacts:
                     events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
             seen.discard(id(fn))
 
-    def unknown_calls_taking(self, loop: LoopInfo, name: str) -> bool:
-        """Whether the loop hands `name` to code this file cannot see (which might reset it)."""
+    def unknown_calls_taking(self, loop: LoopInfo, name: str, beside: cst.CSTNode | None = None) -> bool:
+        """Whether the loop hands `name` to code this file cannot see (which might reset it),
+        on a path that can run with `beside` (a call in the other branch of an `if` cannot)."""
+        where = self.facts.call_info(beside) if isinstance(beside, cst.Call) else None
         for call in loop.calls:
             if self.facts.resolve_function(call) is not None or self.event_of(call) is not None:
+                continue
+            if where is not None and exclusive_branches(call.context.branches, where.context.branches):
                 continue
             if call.method in _HARMLESS_CALLS or self._project_helper_without_reset(call):
                 continue
