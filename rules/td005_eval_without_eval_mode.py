@@ -67,7 +67,7 @@ class EvalWithoutEvalMode(Rule):
             for run in eval_pass.model_calls:
                 call = run.call
                 model = ctx.training.canonical(run.model, call.function) or run.model
-                if model in reported or evaluation.eval_mode_set_before(model, call):
+                if not run.has_modes or model in reported or evaluation.eval_mode_set_before(model, call):
                     continue
                 if not evaluation.may_change_with_mode(call, run.model):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing

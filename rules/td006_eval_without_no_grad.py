@@ -58,7 +58,7 @@ class EvalWithoutNoGrad(Rule):
                 continue
             serving = bool(_SERVING.search(eval_pass.function.name))
             for run in eval_pass.model_calls:
-                if not run.call.context.loops and not serving:
+                if not (run.call.context.loops or serving or evaluation.called_per_batch_in_evaluation(run.call.function)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if evaluation.grad_disabled_at(run.call):
                     continue

@@ -104,7 +104,7 @@ def is_model_factory(name: str | None) -> bool:
     """`torchvision.models.resnet50(...)`, `timm.create_model(...)`, `build_model(cfg)`: a call that returns a model."""
     if not name:
         return False
-    if name.startswith(("torchvision.models.", "timm.models.")) or name in ("timm.create_model", "torch.hub.load"):
+    if name.startswith(("torchvision.models.", "timm.models.")) or name == "timm.create_model":
         return True
     return bool(_MODEL_FACTORY.match(name.rsplit(".", 1)[-1]))
 
@@ -440,13 +440,21 @@ class DataFlow:
             return found
         if name in fn.params:
             found = set()
-            for site in self.call_sites(fn):
+            for flow, site in self._call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
                 if arg is None:
                     return None
-                found.add(self.instance_of(arg, site.function, site.context.order, depth + 1))
+                found.add(flow.instance_of(arg, site.function, site.context.order, depth + 1))
             return found.pop() if len(found) == 1 else None
         return None
+
+    def _call_sites_anywhere(self, fn: FunctionInfo) -> list:
+        """(flow, call) for the calls of `fn` in this file, or else in the project's other files
+        (`from evaluation import evaluate` in main.py)."""
+        here = self.call_sites(fn)
+        if here or self.project is None or fn.parent is None or not fn.parent.is_module:
+            return [(self, site) for site in here]
+        return [(self._flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, fn.name)]
 
     def instance_output_kind(self, inst: Instance, depth: int = 0) -> str | None:
         """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one."""

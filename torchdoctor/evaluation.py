@@ -37,11 +37,12 @@ _PARAMETER_FREE = re.compile(
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
 _RUN_METHOD = re.compile(
-    r"(forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|"
-    r"features|get_\w*features|detect|reconstruct|classify|transcribe|denoise|synthesize|test)$"
+    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|"
+    r"features|get_\w*features|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"(forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test)$")
-_PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network)s?\d*$", re.I)
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
+_MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
@@ -59,6 +60,7 @@ class ModelRun:
 
     call: CallInfo
     model: str  # the model as named at this call: "model", "self.net"
+    has_modes: bool = True  # False when only a method name says it is a model: it may be no nn.Module
 
 
 @dataclass(frozen=True)
@@ -135,8 +137,9 @@ class Evaluation:
                     out.append(EvalPass(fn, calls, False))
         return out
 
-    def model_runs(self, fn: FunctionInfo) -> list[ModelRun]:
-        """Model calls in fn, and calls of local helpers that run a model fn passes them."""
+    def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
+        """Model calls in fn, and calls of local helpers that run a model fn passes them (or one
+        they share with fn: a closure's variable, `self._model` in a method of the same class)."""
         runs = []
         for c in fn.calls:
             if c.context.in_lambda:
@@ -145,15 +148,17 @@ class Evaluation:
                 runs.append(ModelRun(c, c.dotted))
                 continue
             if self._runs_through_method(c):
-                runs.append(ModelRun(c, c.receiver))  # model.forward(x), model.encode(x), tacotron.infer(seq)
+                # model.forward(x), model.encode(x), tacotron.infer(seq)
+                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function)))
                 continue
             helper = self.facts.resolve_function(c)
             if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
-            if helper.parent is fn:  # a closure: `def get_pred(x): return inception_model(x)` inside fn
-                inner = next((r for r in self.model_runs(helper) if r.model.split(".", 1)[0] not in helper.params), None)
+            shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.cls and c.receiver == "self")
+            if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
+                inner = next((r for r in self.model_runs(helper, depth + 1) if r.model.split(".", 1)[0] not in helper.params or r.model.startswith("self.")), None)
                 if inner is not None:
-                    runs.append(ModelRun(c, inner.model))
+                    runs.append(ModelRun(c, inner.model, inner.has_modes))
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
@@ -178,6 +183,14 @@ class Evaluation:
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
         return bool(named) and bool(_NAMED_RUN_METHOD.match(call.method))
+
+    def _treated_as_module(self, name: str, fn: FunctionInfo) -> bool:
+        """The file moves, loads or switches `name` like an nn.Module (a GAN-zoo style wrapper object
+        with a `test()` method has no `.eval()` to call)."""
+        inst = self.flow.instance_of(cst.parse_expression(name), fn, 1 << 62)
+        if inst is not None and (inst.cls or inst.sequential or inst.factory or (inst.qualname or "").startswith("torch.nn.")):
+            return True
+        return any(c.receiver == name and c.method in _MODULE_API for c in self.facts.calls)
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
         """A helper that sets neither train/eval mode nor grad mode itself (and is no evaluation pass
@@ -208,6 +221,12 @@ class Evaluation:
             return True
         sites = self.flow.call_sites(call.function)
         return bool(sites) and all(s.context.loops for s in sites)
+
+    def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
+        """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
+        of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
+        sites = self.flow.call_sites(fn)
+        return bool(sites) and all(s.context.loops and not self._has_training(s.function) for s in sites)
 
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
@@ -280,8 +299,8 @@ class Evaluation:
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
         for site in sites:
-            caller_model = model
-            if head in fn.params:
+            caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
+            if head in fn.params and head != "self":
                 arg = self.flow.argument_for(fn, head, site)
                 name = dotted_name(arg) if arg is not None else None
                 if name is None:
@@ -325,8 +344,8 @@ class Evaluation:
                     return True
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
-            if base in ("object", "") or depth > 4:
-                continue
+            if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:
+                continue  # Protocol, ABC, Generic: no behaviour of their own
             found = lookup_class(project, facts, written)
             if found is None:
                 return True  # a base class from a library (a serving handler's base sets eval itself)

@@ -72,7 +72,9 @@ class ProjectIndex:
             return _module_at(base, parts)
         parts = module.split(".")
         root = self.root_for(importer)
-        for base in (importer.parent, root, root / "src"):
+        # The script's folder, the project root, then a few folders up: a repository without a
+        # marker file still imports `torchtune.x` from `recipes/train.py` run at its top.
+        for base in (importer.parent, root, root / "src", *importer.parent.parents[:3]):
             found = _module_at(base, parts)
             if found is not None:
                 return found
