@@ -1,6 +1,7 @@
 """Recall on real code, measured by seeding bugs: undo each fix a real project made and see if we notice.
 
     python benchmarks/seeded_recall.py /path/to/corpus [--rule TD001] [--per-file 3] [--show-misses]
+                                       [--not-bugs benchmarks/seeded_not_bugs.tsv]
 
 For every file of a corpus of real PyTorch projects, each mutation below removes one
 correct-code idiom (one site at a time), which plants exactly the bug a rule exists for:
@@ -14,8 +15,11 @@ correct-code idiom (one site at a time), which plants exactly the bug a rule exi
     TD007  delete a `sampler.set_epoch(epoch)` statement
 
 A seeded site counts as found when the mutated file gets more findings of that rule than
-the original. Misses are listed for review with --show-misses: some mutations are not bugs
-(removing eval() before a model without Dropout or BatchNorm changes nothing).
+the original, or one with a new message. Misses are listed for review with --show-misses:
+some mutations are not bugs (removing eval() before a model without Dropout or BatchNorm
+changes nothing; removing one of two resets leaves the other). Sites judged so by hand are
+listed, with the reason, in benchmarks/seeded_not_bugs.tsv; with --not-bugs the report adds
+the recall over the sites that do plant a bug. The raw rate is the floor.
 """
 
 from __future__ import annotations
@@ -269,9 +273,27 @@ def code_is_test(path: Path) -> bool:
     return path.name.startswith("test_") or path.name.endswith("_test.py") or "tests" in path.parts
 
 
-def count(rule_cls, source: str, path: str, index: ProjectIndex) -> int:
+def findings(rule_cls, source: str, path: str, index: ProjectIndex) -> list[str]:
+    """The messages of the rule's findings (lines shift with a mutation; messages do not)."""
     result = lint_source(source, path, [rule_cls], index)
-    return sum(1 for f in result.findings if f.code == rule_cls.code and not f.suppressed)
+    return [f.message for f in result.findings if f.code == rule_cls.code and not f.suppressed]
+
+
+def noticed(before: list[str], after: list[str]) -> bool:
+    """More findings, or one that says something new (a softmax seeded where a log_softmax was already flagged)."""
+    return len(after) > len(before) or bool(set(after) - set(before))
+
+
+def load_reviewed(path: Path | None) -> dict[tuple[str, str, int], str]:
+    """Seeded sites judged by hand to plant no bug: `rule<TAB>repo/path<TAB>site<TAB>reason` per line."""
+    reviewed = {}
+    if path is None:
+        return reviewed
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            rule, where, site, reason = line.split("\t", 3)
+            reviewed[(rule, where, int(site))] = reason
+    return reviewed
 
 
 def main() -> int:
@@ -280,7 +302,10 @@ def main() -> int:
     parser.add_argument("--rule", action="append")
     parser.add_argument("--per-file", type=int, default=3)
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--not-bugs", type=Path, help="reviewed sites that plant no bug (benchmarks/seeded_not_bugs.tsv)")
     args = parser.parse_args()
+    reviewed = load_reviewed(args.not_bugs)
+    excluded = collections.Counter()
     rules = args.rule or ["TD001", "TD002", "TD003", "TD004", "TD005", "TD006", "TD007"]
     files = discover([args.folder], ConfigFinder())
     index = ProjectIndex()
@@ -306,16 +331,24 @@ def main() -> int:
                 if not mutation.done:
                     break
                 if baseline is None:
-                    baseline = count(rule_cls, source, str(path), index)
+                    baseline = findings(rule_cls, source, str(path), index)
                 seeded[code] += 1
-                if count(rule_cls, mutated.code, str(path), index) > baseline:
+                if noticed(baseline, findings(rule_cls, mutated.code, str(path), index)):
                     found[code] += 1
-                else:
-                    misses[code].append(f"{path} (site {target})")
+                    continue
+                where = path.relative_to(args.folder).as_posix()
+                reason = reviewed.get((code, where, target))
+                if reason is not None:
+                    excluded[code] += 1
+                misses[code].append(f"{where} (site {target})" + (f": not a bug, {reason}" if reason else ""))
     for code in rules:
         n = seeded[code]
         rate = f"{found[code] / n:.2f}" if n else "n/a"
-        print(f"{code}: seeded {n}, found {found[code]}, recall {rate}")
+        line = f"{code}: seeded {n}, found {found[code]}, recall {rate}"
+        if args.not_bugs is not None:
+            bugs = n - excluded[code]
+            line += f"; reviewed: {excluded[code]} plant no bug, recall {found[code] / bugs:.2f}" if bugs else "; reviewed: n/a"
+        print(line)
         if args.show_misses:
             for m in misses[code]:
                 print("   miss:", m)

@@ -10,6 +10,7 @@ from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, keyword_arg
 from torchdoctor.rule import Rule
 
 _EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
+_LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -162,11 +163,14 @@ class MissingSetEpoch(Rule):
             arg = iterated.call.args[0]
         if arg is None and name.endswith("DataLoader"):  # torch's, or torchdata's StatefulDataLoader
             arg = keyword_arg(iterated.call, "batch_sampler")
-        if arg is None and name.endswith("Loader") and iterated.call.args:
-            arg = iterated.call.args[0]  # `PrefetchLoader(loader, mean=...)` iterates `loader`
+        flow = ctx.dataflow.flow_of(iterated)
+        if arg is None and name.endswith(_LOADER_WRAPPERS):
+            # `PrefetchLoader(loader, mean=...)`, `MixUpWrapper(alpha, n, loader, gpu)` iterate their loader
+            inner = [o for a in iterated.call.args if a.keyword is None and isinstance(a.value, (cst.Name, cst.Attribute))
+                     for o in flow.origins(a.value, iterated.function, iterated.order)]
+            return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
         if arg is None:
             return []
-        flow = ctx.dataflow.flow_of(iterated)
         inner = flow.origins(arg.value, iterated.function, iterated.order)
         return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
 

@@ -356,6 +356,17 @@ class DataFlow:
                 arg = self.argument_for(fn, name, site)
                 found.extend(self.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
+        if name.startswith("self.") and fn.cls is not None:  # `self._sampler, self._loader = self._setup_data()`
+            for method in fn.cls.methods.values():
+                unpacked = self._unpacking(name, method, 1 << 62)
+                if unpacked is not None:
+                    value, index, width, at = unpacked
+                    return self._element_origins(value, index, width, method, at, depth)
+        enclosing = fn.parent
+        if "." not in name and enclosing is not None and not enclosing.is_module and name not in fn.assigned_names():
+            # a closure's variable assigned in branches of the enclosing function:
+            # `train_loader = MixUpWrapper(train_loader) if mixup` ... `def train(epoch): for x in train_loader`
+            return self.origins(expr, enclosing, 1 << 62, depth + 1)
         return [None]
 
     def _returns_of(self, call: cst.Call, fn: FunctionInfo, depth: int):

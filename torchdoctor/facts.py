@@ -166,6 +166,10 @@ class FunctionInfo:
     def is_module(self) -> bool:
         return self.node is None
 
+    def assigned_names(self) -> set[str]:
+        """Every name this function assigns (a local unless declared global or nonlocal)."""
+        return {t for a in self.assigns for t in a.targets}
+
 
 @dataclass(eq=False)
 class ClassInfo:

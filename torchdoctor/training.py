@@ -223,7 +223,7 @@ class TrainingFacts:
                 continue
             if where is not None and exclusive_branches(call.context.branches, where.context.branches):
                 continue
-            if call.method in _HARMLESS_CALLS or self._project_helper_without_reset(call):
+            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or self._project_helper_without_reset(call):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -273,14 +273,25 @@ class TrainingFacts:
                 return True
         return False
 
-    def constructs_module(self, node: cst.BaseExpression) -> bool:
-        """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project."""
+    def constructs_module(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project, or
+        `conv_fn(...)` after `conv_fn = SeparableConv2d if separable else ConvBnAct2d`."""
         if not isinstance(node, cst.Call):
             return False
+        if isinstance(node.func, cst.Name) and depth < 2 and node.func.value not in self.facts.imports:
+            chosen = [
+                alt for a in self.facts.assigns if a.targets == (node.func.value,) and a.value is not None
+                for alt in _class_alternatives(a.value)
+            ]
+            if chosen:
+                return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
         q = self.facts.qualify(node.func)
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
+        if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
+            copied = (dotted_name(node.args[0].value) or "").rsplit(".", 1)[-1]
+            return bool(_LAYER_NAME.search(copied)) or self.constructs_module(node.args[0].value, depth + 1)
         name = dotted_name(node.func)
         found = lookup_class(self.project, self.facts, name)
         if found is not None:
@@ -291,6 +302,20 @@ class TrainingFacts:
         return head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
 
 
+_LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
+
+
+def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The class names a variable may hold: `Block`, `nn.Conv2d`, either side of `A if c else B`."""
+    if isinstance(value, cst.IfExp):
+        return _class_alternatives(value.body) + _class_alternatives(value.orelse)
+    name = dotted_name(value)
+    return [value] if name and name.rsplit(".", 1)[-1][:1].isupper() else []
+
+
+# `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
+# `param_groups[...]["lr"]` and leave gradients alone.
+_LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
 _HARMLESS_CALLS = {
     "unscale_",
     "update",
