@@ -15,6 +15,12 @@ _FACTORIES = {
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
+# Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
+_SHAPING = {
+    "expand", "expand_as", "view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "repeat", "t",
+    "transpose", "permute", "flatten", "contiguous", "float", "long", "int", "bool", "half", "double", "type",
+    "uniform_", "normal_", "fill_", "zero_", "random_", "bernoulli_", "exponential_", "triu", "tril", "clone",
+}
 
 
 class TensorCreatedInForward(Rule):
@@ -132,6 +138,8 @@ class TensorCreatedInForward(Rule):
                 continue
             if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
                 continue  # 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
+            if factory in _LITERAL_DATA and _from_shapes(call.node):
+                continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
             if device_aware or id(call.node) in uses.moved or id(call.node) in uses.indexing:
@@ -264,6 +272,17 @@ def _returns_moved(fn: FunctionInfo) -> bool:
     )
 
 
+def _from_shapes(call: cst.Call) -> bool:
+    """Data read from tensor shapes (`.shape`, `.size()`, `len()`): split sizes and offsets, not math."""
+    args = positional_args(call)
+    if not args:
+        return False
+    data = args[0]
+    elements = [data.elt] if isinstance(data, cst.ListComp) else [getattr(e, "value", e) for e in getattr(data, "elements", [])]
+    code = [cst.Module([]).code_for_node(e) for e in elements]
+    return bool(code) and all(".shape" in c or ".size(" in c or c.startswith("len(") for c in code)
+
+
 def _is_sequence_literal(call: cst.Call) -> bool:
     args = positional_args(call)
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
@@ -345,10 +364,14 @@ class _UseScan(cst.CSTVisitor):
                 if name:
                     self.moved_names.add(name)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
-            self.moved.add(id(node.func.value))
-            name = dotted_name(node.func.value)
+            moved = node.func.value
+            self.moved.add(id(moved))
+            name = dotted_name(moved)
             if name:
                 self.moved_names.add(name)
+            while isinstance(moved, cst.Call) and isinstance(moved.func, cst.Attribute) and moved.func.attr.value in _SHAPING:
+                moved = moved.func.value  # torch.eye(n).expand_as(x).to(x.device): the factory moves too
+                self.moved.add(id(moved))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)

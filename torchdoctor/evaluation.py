@@ -192,6 +192,17 @@ class Evaluation:
             return True
         return any(c.receiver == name and c.method in _MODULE_API for c in self.facts.calls)
 
+    def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
+        """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
+        (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
+        for arg in call.node.args:
+            if dotted_name(arg.value) == model:
+                param = self._param_bound_to(callee, call, arg)
+                return param is not None and _trains_receiver(callee, param)
+        if _trains_receiver(callee, model):
+            return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
+        return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
+
     def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
         """A helper that sets neither train/eval mode nor grad mode itself (and is no evaluation pass
         of its own): whatever its caller set is what its model call sees."""
@@ -375,11 +386,19 @@ class Evaluation:
         for c in fn.calls:  # a helper that puts the model back into training mode
             if max(last_eval, last_train) < c.context.order < before:
                 callee = self.facts.resolve_function(c)
-                if callee is not None and any(i.method == "train" and not _is_false_arg(i.node) for i in callee.calls):
+                if callee is not None and self._helper_trains(callee, c, model):
                     last_train = c.context.order
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
+    return any(
+        i.method == "train" and not _is_false_arg(i.node) and i.receiver is not None
+        and (receiver is None or i.receiver == receiver or i.receiver.startswith(receiver + "."))
+        for i in callee.calls
+    )
 
 
 def _is_false_arg(call: cst.Call) -> bool:
