@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
+from torchdoctor.facts import exclusive_branches
 from torchdoctor.rule import Rule
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
@@ -57,11 +60,15 @@ class MissingZeroGrad(Rule):
             events = training.loop_events(loop)
             if not any(e.kind == "backward" for e in events):
                 continue
-            resets = {e.target for e in events if e.kind == "reset"}
             manual_reported = False
             for event in events:
                 if event.kind != "step" or not event.direct or event.target is None:
                     continue
+                where = _branches(ctx.facts, loop, event.site)
+                resets = {  # a reset in the other branch of an `if` (the AMP path vs the fp32 path) does not count
+                    e.target for e in events
+                    if e.kind == "reset" and not exclusive_branches(_branches(ctx.facts, loop, e.site), where)
+                }
                 if id(event.node) in flagged or self._reset(training, event.target, resets):
                     continue
                 if training.unknown_calls_taking(loop, event.target, event.node):
@@ -77,11 +84,13 @@ class MissingZeroGrad(Rule):
                         "this loop, so they sum across steps; zero them (`p.grad = None`) after each update",
                     )
                     continue
+                info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
+                when = "in this loop" if info is not None and info.context.conditions else "every iteration"
                 yield ctx.report(
                     event.node,
-                    f"optimizer '{event.target}' is stepped every iteration but its gradients are "
+                    f"optimizer '{event.target}' is stepped {when} but its gradients are "
                     "never reset in this loop, so they sum across steps; call "
-                    f"`{event.target}.zero_grad()` each iteration",
+                    f"`{event.target}.zero_grad()` after each step",
                 )
 
     @staticmethod
@@ -96,3 +105,11 @@ class MissingZeroGrad(Rule):
         if not models:
             return bool(others)  # cannot tell which model it optimizes: any model reset may be it
         return any(m in others or any(m.startswith(o + ".") or o.startswith(m + ".") for o in others) for m in models)
+
+
+def _branches(facts, loop, node) -> tuple:
+    """The if-branches a call or assignment of the loop sits in."""
+    info = facts.call_info(node) if isinstance(node, cst.Call) else None
+    if info is not None:
+        return info.context.branches
+    return next((a.context.branches for a in loop.assigns if a.node is node), ())

@@ -15,6 +15,7 @@ _FACTORIES = {
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
+_INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
 # Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
 _SHAPING = {
     "expand", "expand_as", "view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "repeat", "t",
@@ -35,8 +36,10 @@ class TensorCreatedInForward(Rule):
         first operation that mixes the new tensor with the CUDA input raises
         `Expected all tensors to be on the same device`. The model works in CPU tests
         and crashes on the GPU. Measured on an H200 (torch 2.11): a 0-dim CPU tensor
-        such as `torch.tensor(2.0)` mixes with CUDA tensors, and a CUDA tensor indexed
-        by a CPU index tensor works, so neither is flagged; `torch.tensor([2.0])`,
+        such as `torch.tensor(2.0)` mixes with CUDA tensors in out-of-place arithmetic,
+        and a CUDA tensor indexed by a CPU index tensor (`x[idx]`) works, so neither is
+        flagged; but a 0-dim CPU tensor passed to `index_select` as the index, or
+        accumulated into in place (`total += loss`), raises and is; `torch.tensor([2.0])`,
         `arange` or a CPU input to `nn.Linear` raise. A hard-coded `.cuda()` or
         `device="cpu"` in `forward` breaks the other way.
     """
@@ -112,6 +115,28 @@ class TensorCreatedInForward(Rule):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
                 yield from self._check_function(ctx, cls.name, fn, forward if direct else None)
 
+    @staticmethod
+    def _zero_dim_problem(ctx, fn: FunctionInfo, call, uses) -> str | None:
+        """What breaks for a 0-dim CPU tensor (measured on an H200, torch 2.11): used as an index tensor
+        (`index_select` requires the index on the input's device), or accumulated into in place
+        (`total += cuda_loss` cannot write a CUDA result into a CPU tensor). Mixing it into
+        out-of-place arithmetic works, and is not reported."""
+        for user in uses.callers_of(call.node):
+            arg = next((a for a in user.args if a.value is call.node), None)
+            keyword = arg.keyword.value if arg is not None and arg.keyword is not None else ""
+            if keyword in ("index", "indices") or _is_index_op(ctx, user, fn):
+                return (
+                    "is a CPU index tensor: `index_select`/`gather` on a CUDA input raises 'Expected all tensors "
+                    "to be on the same device'; create it with `device=` from the input"
+                )
+        target = uses.assigned_name(call.node)
+        if target is not None and any(a.augmented and a.targets == (target,) for a in fn.assigns):
+            return (
+                f"starts '{target}' as a CPU tensor and accumulates into it in place: `{target} += ...` with a "
+                "CUDA value raises 'Expected all tensors to be on the same device'; create it with `device=`"
+            )
+        return None
+
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
         uses = _UseScan(fn, self.movers)
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
@@ -137,7 +162,10 @@ class TensorCreatedInForward(Rule):
                     )
                 continue
             if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
-                continue  # 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
+                problem = self._zero_dim_problem(ctx, fn, call, uses)
+                if problem is not None and not (device_aware or id(call.node) in uses.moved):
+                    yield ctx.report(call.node, f"`torch.{factory}(...)` in {cls_name}.{fn.name} {problem}")
+                continue  # other 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
             if factory in _LITERAL_DATA and _from_shapes(call.node):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
@@ -157,6 +185,21 @@ class TensorCreatedInForward(Rule):
                 "device'; pass `device=` from the input (or register a buffer)",
                 replace=replace,
             )
+
+
+def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
+    """`torch.index_select(x, 1, idx)`, `x.gather(1, idx)`, or a module whose forward does that (`self.pool`)."""
+    name = (dotted_name(user.func) or "").rsplit(".", 1)[-1]
+    if name in _INDEX_OPS:
+        return True
+    info = ctx.facts.call_info(user)
+    if info is None:
+        return False
+    inst = ctx.dataflow.instance_of(user.func, fn, info.context.order)
+    if inst is None or inst.cls is None:
+        return False
+    code = inst.facts.module.code_for_node(inst.cls.node)
+    return any(f"{op}(" in code for op in _INDEX_OPS)
 
 
 def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
@@ -333,6 +376,7 @@ class _UseScan(cst.CSTVisitor):
         self._index_depth = 0
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
+        self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
         for a in fn.assigns:
             if len(a.targets) != 1:
                 continue
@@ -355,7 +399,13 @@ class _UseScan(cst.CSTVisitor):
         kinds = self.uses.get(name, [])
         return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
 
+    def callers_of(self, node: cst.CSTNode) -> list[cst.Call]:
+        """The calls that take `node` as an argument directly."""
+        return self.passed_to.get(id(node), [])
+
     def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
         if callee in self.movers or any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS):
             for arg in node.args:  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)

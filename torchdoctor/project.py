@@ -119,6 +119,21 @@ class ProjectIndex:
                 return found
         return None
 
+    def qualified_alias(self, facts: FileFacts, local_name: str) -> str | None:
+        """`from .wrappers import BatchNorm2d` where wrappers.py says `BatchNorm2d = torch.nn.BatchNorm2d`:
+        the qualified name the alias stands for."""
+        imported = facts.imported.get(local_name)
+        if imported is None or imported.name is None or facts.path == "<string>":
+            return None
+        file = self.module_file(Path(facts.path), imported.module)
+        other = self.facts_for_path(file) if file is not None else None
+        if other is None:
+            return None
+        for a in other.module_function.assigns:
+            if a.targets == (imported.name,) and a.value is not None:
+                return other.qualify(a.value)
+        return None
+
     def callers_elsewhere(self, facts: FileFacts, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         """Calls of a top-level function of `facts` made from other files of the project
         (`from train_utils import validation` ... `validation(model, ...)`)."""

@@ -269,6 +269,11 @@ class TrainingFacts:
                     if self.is_module_class(found[0], found[1], depth + 1):
                         return True
                     continue
+                alias = self.project.qualified_alias(facts, written)
+                if alias is not None and alias.startswith("torch.nn.") and alias.rsplit(".", 1)[-1][:1].isupper():
+                    return True
+            if base.startswith("transformers.") and base.endswith(("PreTrainedModel", "Model")):
+                return True  # Hugging Face models are nn.Modules
             if base.rsplit(".", 1)[-1].endswith("Module"):
                 return True
         return False
@@ -279,9 +284,12 @@ class TrainingFacts:
         if not isinstance(node, cst.Call):
             return False
         if isinstance(node.func, cst.Name) and depth < 2 and node.func.value not in self.facts.imports:
+            name = node.func.value
             chosen = [
-                alt for a in self.facts.assigns if a.targets == (node.func.value,) and a.value is not None
+                alt for a in self.facts.assigns if a.targets == (name,) and a.value is not None
                 for alt in _class_alternatives(a.value)
+            ] + [  # `def __init__(self, ..., block_layers=Block)`: a class handed in, with its default
+                alt for default in _param_defaults(self.facts, name) for alt in _class_alternatives(default)
             ]
             if chosen:
                 return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
@@ -305,6 +313,18 @@ class TrainingFacts:
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
 
 
+def _param_defaults(facts, name: str) -> list[cst.BaseExpression]:
+    """The default values of parameters called `name`, in the file's functions."""
+    found = []
+    for fn in facts.functions:
+        if fn.node is None or name not in fn.params:
+            continue
+        for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
+            if param.name.value == name and param.default is not None:
+                found.append(param.default)
+    return found
+
+
 def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The class names a variable may hold: `Block`, `nn.Conv2d`, either side of `A if c else B`."""
     if isinstance(value, cst.IfExp):
@@ -317,6 +337,8 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 # `param_groups[...]["lr"]` and leave gradients alone.
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
 _HARMLESS_CALLS = {
+    "scale_loss",  # apex: `with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()`
+    "master_params",
     "unscale_",
     "update",
     "get_lr",
