@@ -60,7 +60,7 @@ class EvalWithoutNoGrad(Rule):
             for run in eval_pass.model_calls:
                 if not (run.call.context.loops or serving or evaluation.called_per_batch_in_evaluation(run.call.function)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
-                if evaluation.grad_disabled_at(run.call):
+                if run.grad_off_inside or evaluation.grad_disabled_at(run.call):
                     continue
                 yield ctx.report(
                     run.call.node,

@@ -119,10 +119,11 @@ class MissingSetEpoch(Rule):
         """What a `for` iterates: its iterable's origins, and for `log_every(loader, ...)`-style wrappers
         the origins of their arguments too."""
         found = flow.origins(expr, fn, order)
-        if isinstance(expr, cst.Call):
+        while isinstance(expr, cst.Call):  # enumerate(metric_logger.log_every(data_loader, 10, header))
             for arg in expr.args:
                 if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.Attribute)):
                     found += flow.origins(arg.value, fn, order)
+            expr = expr.args[0].value if expr.args else None
         return [o for o in found if o is not None]
 
     @staticmethod

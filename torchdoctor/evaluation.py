@@ -23,6 +23,7 @@ _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|inference|score)$"
+    r"|^_*(test|predict|inference|infer)_[a-z0-9_]+$"  # test_multi, predict_batch: still run only on data passed in
     r"|eval|valid|^estimate_loss$",
     re.I,
 )
@@ -61,6 +62,7 @@ class ModelRun:
     call: CallInfo
     model: str  # the model as named at this call: "model", "self.net"
     has_modes: bool = True  # False when only a method name says it is a model: it may be no nn.Module
+    grad_off_inside: bool = False  # run through a helper that disables gradients itself
 
 
 @dataclass(frozen=True)
@@ -158,15 +160,22 @@ class Evaluation:
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
                 inner = next((r for r in self.model_runs(helper, depth + 1) if r.model.split(".", 1)[0] not in helper.params or r.model.startswith("self.")), None)
                 if inner is not None:
-                    runs.append(ModelRun(c, inner.model, inner.has_modes))
+                    runs.append(ModelRun(c, inner.model, inner.has_modes, inner.grad_off_inside or self._sets_grad_mode(helper)))
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
                 if name is None or not self.is_model_name(name):
                     continue
                 param = self._param_bound_to(helper, c, arg)
-                if param and any(inner.dotted == param for inner in helper.calls):
-                    runs.append(ModelRun(c, name))
+                if not param:
+                    continue
+                if any(inner.dotted == param for inner in helper.calls):
+                    runs.append(ModelRun(c, name, grad_off_inside=self._sets_grad_mode(helper)))
+                    break
+                handed_on = [r for r in self.model_runs(helper, depth + 1) if r.model == param] if depth < 2 else []
+                if handed_on:  # test() -> scale_process(model, ...) -> net_process(model, ...)
+                    off = self._sets_grad_mode(helper) or all(r.grad_off_inside for r in handed_on)
+                    runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
 
@@ -192,6 +201,16 @@ class Evaluation:
             return True
         return any(c.receiver == name and c.method in _MODULE_API for c in self.facts.calls)
 
+    def _helper_evals(self, call: CallInfo, model: str) -> bool:
+        callee = self.facts.resolve_function(call)
+        if callee is None:
+            return False
+        for arg in call.node.args:
+            if dotted_name(arg.value) == model:
+                param = self._param_bound_to(callee, call, arg)
+                return param is not None and any(i.method == "eval" and i.receiver == param for i in callee.calls)
+        return False
+
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
         (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
@@ -204,11 +223,19 @@ class Evaluation:
         return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
-        """A helper that sets neither train/eval mode nor grad mode itself (and is no evaluation pass
-        of its own): whatever its caller set is what its model call sees."""
+        """A helper that does not set train/eval mode itself (and is no evaluation pass of its own):
+        the mode its caller set is what its model call sees. (It may still disable gradients
+        inside: see `_sets_grad_mode`.)"""
         if _EVAL_NAME.search(helper.name) or any(is_no_grad_name(d) for d in helper.decorators):
-            return False
-        return not any(c.method in ("eval", "train") or any(is_no_grad_name(w) for w in c.context.withs) for c in helper.calls)
+            return False  # an evaluation pass of its own, judged where it is
+        return not any(c.method in ("eval", "train") for c in helper.calls)
+
+    @staticmethod
+    def _sets_grad_mode(helper: FunctionInfo) -> bool:
+        """`def net_process(model, x): with torch.no_grad(): return model(x)`: gradients are off inside."""
+        return any(is_no_grad_name(d) for d in helper.decorators) or any(
+            any(is_no_grad_name(w) for w in c.context.withs) for c in helper.calls
+        )
 
     def _param_bound_to(self, helper: FunctionInfo, call: CallInfo, arg: cst.Arg) -> str | None:
         if arg.keyword is not None:
@@ -285,8 +312,12 @@ class Evaluation:
             if any(is_no_grad_name(d) for d in scope.decorators):
                 return True
             scope = scope.parent
-        if any(c.qualname == "torch.set_grad_enabled" and c.context.order < call.context.order for c in fn.calls):
-            return True
+        if any(
+            c.context.order < call.context.order
+            and (c.qualname == "torch.set_grad_enabled" or (c.method == "enter_context" and _enters_no_grad(c.node)))
+            for c in fn.calls
+        ):
+            return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
         if fn.is_module or depth > 3:
             return False
         sites = self.flow.call_sites(fn)
@@ -383,6 +414,9 @@ class Evaluation:
                 last_eval = max(last_eval, c.context.order)
             elif c.method == "train":
                 last_train = max(last_train, c.context.order)
+        for c in fn.calls:  # `with inference_context(model):` / `set_eval(model)`: a helper that calls eval()
+            if c.context.order < before and self._helper_evals(c, model):
+                last_eval = max(last_eval, c.context.order)
         for c in fn.calls:  # a helper that puts the model back into training mode
             if max(last_eval, last_train) < c.context.order < before:
                 callee = self.facts.resolve_function(c)
@@ -391,6 +425,13 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _enters_no_grad(call: cst.Call) -> bool:
+    """`stack.enter_context(torch.no_grad())`."""
+    return any(
+        isinstance(a.value, cst.Call) and is_no_grad_name(dotted_name(a.value.func)) for a in call.args
+    )
 
 
 def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
