@@ -122,3 +122,29 @@ def test_noqa_on_flagged_line_only():
             self.b = [nn.Linear(1, 1)]  # noqa: TD001
     """
     assert [f.line for f in lint_text(src, select=("TD003",))] == [6]
+
+
+def test_origins_of_a_recursive_function_are_memoised(monkeypatch):
+    """`collate` calls itself once per element kind: following its parameter back through every call
+    site, ten levels deep, would ask 6**10 questions; each distinct question is answered once."""
+    from torchdoctor.dataflow import DataFlow
+
+    sites = "\n".join(f"            if kind == {i}:\n                out.extend(collate(batch, kind - 1))" for i in range(6))
+    f = facts_of(
+        f"""
+        def collate(batch, kind):
+            out = []
+{sites}
+            for item in batch:
+                out.append(item)
+            return out
+        """
+    )
+    asked = []
+    real = DataFlow._origins
+    monkeypatch.setattr(DataFlow, "_origins", lambda self, *a: asked.append(a) or real(self, *a))
+    flow = DataFlow(f)
+    collate = f.toplevel_functions["collate"]
+    loop = collate.loops[0]
+    assert set(flow.origins(loop.node.iter, collate, loop.order)) == {None}
+    assert len(asked) < 50

@@ -145,6 +145,7 @@ class DataFlow:
         self.project = project
         self._flows = flows if flows is not None else {}  # one DataFlow per file, shared
         self._flows[id(facts)] = self
+        self._origins_memo: dict[tuple[int, int, int], tuple] = {}  # key -> (expression, origins)
 
     def _flow_for(self, facts: FileFacts) -> "DataFlow":
         return self._flows.get(id(facts)) or DataFlow(facts, self.project, self._flows)
@@ -324,9 +325,23 @@ class DataFlow:
         """Every call that may have produced the value of `expr` (None for a path that cannot be
         followed), with the function each ran in: through names, `self.` attributes, parameters
         (every call site, including a class's constructions for `__init__`), local functions'
-        returns, and iteration wrappers (`enumerate(loader)`, `tqdm(loader)`)."""
+        returns, and iteration wrappers (`enumerate(loader)`, `tqdm(loader)`).
+
+        Answers are memoised per (expression, function, position): a recursive function with many
+        call sites (`collate` calling itself per element) would otherwise fan out exponentially.
+        A question met again while being answered is a cycle, and unknown."""
         if depth > 10:
             return [None]
+        key = (id(expr), id(fn), order)
+        known = self._origins_memo.get(key)
+        if known is not None:
+            return list(known[1])
+        self._origins_memo[key] = (expr, (None,))  # in progress: a cycle reads as unknown
+        found = self._origins(expr, fn, order, depth)
+        self._origins_memo[key] = (expr, tuple(found))  # holding expr keeps its id from being reused
+        return found
+
+    def _origins(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int) -> list:
         if isinstance(expr, cst.Call):
             name = dotted_name(expr.func)
             if _is_iteration_wrapper(name) and expr.args:
