@@ -44,6 +44,7 @@ class ProjectIndex:
         self._roots: dict[Path, Path] = {}
         self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
+        self._callers: dict[tuple[Path, str], list] = {}
 
     def root_for(self, path: Path) -> Path:
         folder = path.parent
@@ -72,9 +73,7 @@ class ProjectIndex:
             return _module_at(base, parts)
         parts = module.split(".")
         root = self.root_for(importer)
-        # The script's folder, the project root, then a few folders up: a repository without a
-        # marker file still imports `torchtune.x` from `recipes/train.py` run at its top.
-        for base in (importer.parent, root, root / "src", *importer.parent.parents[:3]):
+        for base in (importer.parent, root, root / "src"):
             found = _module_at(base, parts)
             if found is not None:
                 return found
@@ -140,10 +139,19 @@ class ProjectIndex:
         if facts.path == "<string>":
             return []
         here = Path(facts.path).resolve()
+        key = (here, function_name)
+        if key not in self._callers:
+            self._callers[key] = self._find_callers(here, function_name)
+        for other in {id(o): o for o, _ in self._callers[key]}.values():
+            self.facts_for_path(Path(other.path))  # a remembered answer still records what it read, for the cache
+        return self._callers[key]
+
+    def _find_callers(self, here: Path, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         found = []
         needle = f"{function_name}("
+        module = here.parent.name if here.stem == "__init__" else here.stem  # named by any import of it
         for path, text in self._project_texts(self.root_for(here)):
-            if path == here or needle not in text or function_name not in text.split(needle, 1)[0] + needle:
+            if path == here or needle not in text or module not in text:
                 continue
             other = self.facts_for_path(path)
             if other is None:
