@@ -387,6 +387,8 @@ class _UseScan(cst.CSTVisitor):
                         self.targets[id(branch)] = a.targets[0]
             elif isinstance(value, cst.Call):
                 self.targets[id(value)] = a.targets[0]
+                if (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Variable" and value.args:
+                    self.targets[id(value.args[0].value)] = a.targets[0]  # `v = Variable(torch.Tensor(...))`
         self._tracked = set(self.targets.values())
         if fn.node is not None:
             fn.node.body.visit(self)

@@ -108,6 +108,8 @@ class Evaluation:
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
+        if call.dotted.rsplit(".", 1)[-1][:1].isupper():
+            return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
         return self.is_model_name(call.dotted)
 
     # -- passes ----------------------------------------------------------------
@@ -187,11 +189,26 @@ class Evaluation:
             return False
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
-            return self.training.is_module_class(inst.facts, inst.cls)
+            if not self.training.is_module_class(inst.facts, inst.cls):
+                return False
+            method = self._method_of(inst.facts, inst.cls, call.method)
+            return method is None or not _sets_own_modes(method)
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
         return bool(named) and bool(_NAMED_RUN_METHOD.match(call.method))
+
+    def _method_of(self, facts, cls, name: str, depth: int = 0) -> FunctionInfo | None:
+        """A method of a class or of its base classes, in this file or another file of the project."""
+        if name in cls.methods:
+            return cls.methods[name]
+        for written in cls.written_bases:
+            found = lookup_class(self.training.project, facts, written) if depth < 4 else None
+            if found is not None and found[1] is not cls:
+                method = self._method_of(found[0], found[1], name, depth + 1)
+                if method is not None:
+                    return method
+        return None
 
     def _treated_as_module(self, name: str, fn: FunctionInfo) -> bool:
         """The file moves, loads or switches `name` like an nn.Module (a GAN-zoo style wrapper object
@@ -200,6 +217,35 @@ class Evaluation:
         if inst is not None and (inst.cls or inst.sequential or inst.factory or (inst.qualname or "").startswith("torch.nn.")):
             return True
         return any(c.receiver == name and c.method in _MODULE_API for c in self.facts.calls)
+
+    def _made_in_eval_mode(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> bool:
+        """The value is a model already switched to eval mode: a chain with `.eval()` in it, or the
+        return of a local loader that calls `model.eval()` on what it returns."""
+        if isinstance(value, cst.Subscript):  # `load_model(cfg)["model"]`
+            value = value.value
+        node = value
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "eval" and not node.args:
+                return True
+            node = node.func.value
+        if not isinstance(value, cst.Call) or depth > 2:
+            return False
+        callee = self.facts.resolve_callee(value.func, fn)
+        if callee is None:
+            return False
+        evaled = {c.receiver for c in callee.calls if c.method == "eval" and c.receiver}
+        for ret, at in callee.returns:
+            parts = ret.value.elements if isinstance(ret.value, (cst.Tuple, cst.Dict)) else [ret.value]
+            for part in parts:
+                part = getattr(part, "value", part)
+                name = dotted_name(part)
+                if name in evaled:
+                    return True
+                held = self.flow.value_of(name, callee, at) if name else None
+                inner = held[0] if held is not None else part
+                if isinstance(inner, (cst.Call, cst.Subscript)) and self._made_in_eval_mode(inner, callee, depth + 1):
+                    return True
+        return False
 
     def _helper_evals(self, call: CallInfo, model: str) -> bool:
         callee = self.facts.resolve_function(call)
@@ -417,6 +463,10 @@ class Evaluation:
         for c in fn.calls:  # `with inference_context(model):` / `set_eval(model)`: a helper that calls eval()
             if c.context.order < before and self._helper_evals(c, model):
                 last_eval = max(last_eval, c.context.order)
+        for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
+            covers = any(model == t or model.startswith(t + ".") for t in a.targets)
+            if a.context.order < before and covers and a.value is not None and self._made_in_eval_mode(a.value, fn):
+                last_eval = max(last_eval, a.context.order)
         for c in fn.calls:  # a helper that puts the model back into training mode
             if max(last_eval, last_train) < c.context.order < before:
                 callee = self.facts.resolve_function(c)
@@ -425,6 +475,17 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _sets_own_modes(method: FunctionInfo) -> bool:
+    """`@nograd def predict(self, imgs): self.eval() ...`: a model method that switches itself to eval
+    mode (or off gradients), so its callers need not."""
+    if any("grad" in (d or "").lower() for d in method.decorators):
+        return True
+    return any(
+        (c.method == "eval" and c.receiver == "self") or any(is_no_grad_name(w) for w in c.context.withs)
+        for c in method.calls
+    )
 
 
 def _enters_no_grad(call: cst.Call) -> bool:

@@ -297,6 +297,12 @@ class TrainingFacts:
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
+        helper = self.facts.toplevel_functions.get(dotted_name(node.func) or "")
+        if helper is not None and depth < 2:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
+            returned = {dotted_name(r.value) for r, _ in helper.returns if r.value is not None}
+            for param, arg in zip(helper.params, node.args):
+                if arg.keyword is None and returned == {param}:
+                    return self.constructs_module(arg.value, depth + 1)
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
             copied = (dotted_name(node.args[0].value) or "").rsplit(".", 1)[-1]
             return bool(_LAYER_NAME.search(copied)) or self.constructs_module(node.args[0].value, depth + 1)
