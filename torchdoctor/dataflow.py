@@ -109,6 +109,13 @@ def is_model_factory(name: str | None) -> bool:
     return bool(_MODEL_FACTORY.match(name.rsplit(".", 1)[-1]))
 
 
+def _is_timm_cross_entropy(qualname: str | None) -> bool:
+    """timm's SoftTargetCrossEntropy / LabelSmoothingCrossEntropy: log_softmax inside, logits in."""
+    return bool(qualname) and qualname.startswith("timm.") and qualname.rsplit(".", 1)[-1] in (
+        "SoftTargetCrossEntropy", "LabelSmoothingCrossEntropy"
+    )
+
+
 def _is_iteration_wrapper(name: str | None) -> bool:
     """`enumerate(loader)`, `tqdm(loader)`, a project's `TQDM(pbar)`: iterating it iterates its first argument."""
     return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
@@ -314,7 +321,45 @@ class DataFlow:
         if call.qualname is not None:
             return call.qualname if call.qualname.startswith("torch.nn.functional.") else None
         inst = self.instance_of(call.node.func, call.function, call.context.order)
-        return inst.qualname if inst is not None else None
+        if inst is not None:
+            return inst.qualname
+        # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
+        # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
+        built = self._constructors(call.node.func, call.function, call.context.order, 0)
+        if built and all(q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) for q in built):
+            return "torch.nn.CrossEntropyLoss"
+        return None
+
+    def _constructors(self, expr, fn: FunctionInfo, order: int, depth: int) -> set[str] | None:
+        """The qualified classes `expr` may have been constructed from, over every branch and call site;
+        None when one path cannot be followed."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Call):
+            q = self.facts.qualify(expr.func)
+            return {q} if q else None
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        candidates = self.reaching_candidates(name, fn, order)
+        if candidates:
+            found: set[str] = set()
+            for a in candidates:
+                more = self._constructors(a.value, fn, a.context.order, depth + 1)
+                if more is None:
+                    return None
+                found |= more
+            return found
+        if name in fn.params:
+            found = set()
+            for flow, site in self._call_sites_anywhere(fn):  # main.py builds it, engine.py calls it
+                arg = self.argument_for(fn, name, site)
+                more = flow._constructors(arg, site.function, site.context.order, depth + 1) if arg is not None else None
+                if more is None:
+                    return None
+                found |= more
+            return found or None
+        return None
 
     # -- where an object was made -------------------------------------------------
     def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int) -> "Origin | None":
