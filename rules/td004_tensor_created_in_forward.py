@@ -175,7 +175,7 @@ class TensorCreatedInForward(Rule):
             if _read_as_host_scalar(ctx.facts, fn, call.node):
                 continue
             target = uses.assigned_name(call.node)
-            if target is not None and (target in uses.moved_names or uses.only_cpu_side(target)):
+            if target is not None and (target in uses.moved_names or uses.only_cpu_side(target, call.node)):
                 continue
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
@@ -372,7 +372,9 @@ class _UseScan(cst.CSTVisitor):
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
         self.indexing: set[int] = set()  # nodes used as a subscript index
         self.targets: dict[int, str] = {}
-        self.uses: dict[str, list[str]] = {}
+        self.uses: dict[str, list[tuple[int, str]]] = {}  # name -> (when, how) for each read
+        self.made_at: dict[int, int] = {}  # factory call -> when it ran, in source order
+        self._tick = 0
         self._index_depth = 0
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
@@ -396,9 +398,12 @@ class _UseScan(cst.CSTVisitor):
     def assigned_name(self, call: cst.Call) -> str | None:
         return self.targets.get(id(call))
 
-    def only_cpu_side(self, name: str) -> bool:
-        """Used only as an index, for its shape, or handed back to the caller (who decides its device)."""
-        kinds = self.uses.get(name, [])
+    def only_cpu_side(self, name: str, made: cst.Call | None = None) -> bool:
+        """Used only as an index, for its shape, or handed back to the caller (who decides its device).
+        Only reads after `made` count: `p = a + b` in the if-branch is not a read of the else-branch's
+        `p = torch.tensor([0.0])`."""
+        after = self.made_at.get(id(made), -1) if made is not None else -1
+        kinds = [k for at, k in self.uses.get(name, []) if at > after]
         return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
 
     def callers_of(self, node: cst.CSTNode) -> list[cst.Call]:
@@ -406,6 +411,9 @@ class _UseScan(cst.CSTVisitor):
         return self.passed_to.get(id(node), [])
 
     def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self.targets:
+            self._tick += 1
+            self.made_at[id(node)] = self._tick
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
@@ -452,15 +460,23 @@ class _UseScan(cst.CSTVisitor):
                 else "return" if id(node) in self._returned
                 else "tensor"
             )
-            self.uses.setdefault(node.value, []).append(kind)
+            self._tick += 1
+            self.uses.setdefault(node.value, []).append((self._tick, kind))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value in ("shape", "device", "dtype"):
             self.moved.add(id(node.value))  # only metadata is read: the device never matters
             if isinstance(node.value, cst.Name):
-                self.uses.setdefault(node.value.value, []).append("cpu")
+                self._tick += 1
+                self.uses.setdefault(node.value.value, []).append((self._tick, "cpu"))
                 return False
         return True
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._cpu_side_depth += 1  # `log = {"p_loss": p_loss.detach().mean()}`: reported, never mixed
+
+    def leave_DictElement(self, original_node: cst.DictElement) -> None:
+        self._cpu_side_depth -= 1
 
     def visit_Return(self, node: cst.Return) -> None:
         values = node.value.elements if isinstance(node.value, cst.Tuple) else [node.value]
