@@ -142,7 +142,10 @@ class TensorCreatedInForward(Rule):
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             q = call.qualname or ""
-            if call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not _guarded_by_device_check(call):
+            if (
+                call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q
+                and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
+            ):
                 yield ctx.report(
                     call.node,
                     f"hard-coded `.cuda()` in {cls_name}.{fn.name}: the model fails on CPU and ignores the device "
@@ -379,6 +382,7 @@ class _UseScan(cst.CSTVisitor):
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
         self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
+        self.guarded: set[int] = set()  # `.cuda()` calls chosen by a device test in a conditional expression
         for a in fn.assigns:
             if len(a.targets) != 1:
                 continue
@@ -387,6 +391,10 @@ class _UseScan(cst.CSTVisitor):
                 for branch in (value.body, value.orelse):
                     if isinstance(branch, cst.Call):
                         self.targets[id(branch)] = a.targets[0]
+            elif isinstance(value, cst.BinaryOperation):  # `offset = torch.arange(0, b) * n`
+                for operand in (value.left, value.right):
+                    if isinstance(operand, cst.Call):
+                        self.targets[id(operand)] = a.targets[0]
             elif isinstance(value, cst.Call):
                 self.targets[id(value)] = a.targets[0]
                 if (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Variable" and value.args:
@@ -432,6 +440,12 @@ class _UseScan(cst.CSTVisitor):
             while isinstance(moved, cst.Call) and isinstance(moved.func, cst.Attribute) and moved.func.attr.value in _SHAPING:
                 moved = moved.func.value  # torch.eye(n).expand_as(x).to(x.device): the factory moves too
                 self.moved.add(id(moved))
+            base = dotted_name(moved)
+            if base:
+                self.moved_names.add(base)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
+            if isinstance(moved, cst.BinaryOperation):  # `(torch.arange(n) + k).cuda()`
+                for operand in (moved.left, moved.right):
+                    self.moved.add(id(operand))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)
@@ -471,6 +485,14 @@ class _UseScan(cst.CSTVisitor):
                 self.uses.setdefault(node.value.value, []).append((self._tick, "cpu"))
                 return False
         return True
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`w = w.cuda() if magnitude.is_cuda else w`: the author chose the device."""
+        text = "".join(n.lower() for n in _names_of(node.test))
+        if any(word in text for word in _DEVICE_WORDS):
+            for part in (node.body, node.orelse):
+                if isinstance(part, cst.Call):
+                    self.guarded.add(id(part))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._cpu_side_depth += 1  # `log = {"p_loss": p_loss.detach().mean()}`: reported, never mixed

@@ -519,6 +519,40 @@ class DataFlow:
             return found.pop() if len(found) == 1 else None
         return None
 
+    def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list[Instance] | None:
+        """Every class `expr` may be an instance of, over branches, call sites and globals; None when
+        one path is unknown."""
+        if depth > 6:
+            return None
+        one = self.instance_of(expr, fn, order)
+        if one is not None:
+            return [one]
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        where, before = fn, order
+        if not self.reaching_candidates(name, fn, order) and name not in fn.params and not fn.is_module:
+            where, before = self.facts.module_function, 1 << 62  # a global
+        candidates = self.reaching_candidates(name, where, before)
+        if candidates:
+            found = []
+            for a in candidates:
+                inst = self.instance_of(a.value, where, a.context.order)
+                if inst is None:
+                    return None
+                found.append(inst)
+            return found
+        if name in fn.params:
+            found = []
+            for flow, site in self._call_sites_anywhere(fn):
+                arg = self.argument_for(fn, name, site)
+                more = flow.instances_of(arg, site.function, site.context.order, depth + 1) if arg is not None else None
+                if more is None:
+                    return None
+                found.extend(more)
+            return found or None
+        return None
+
     def _call_sites_anywhere(self, fn: FunctionInfo) -> list:
         """(flow, call) for the calls of `fn` in this file, or else in the project's other files
         (`from evaluation import evaluate` in main.py)."""

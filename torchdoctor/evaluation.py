@@ -44,6 +44,7 @@ _RUN_METHOD = re.compile(
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
+_BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise)(_|$)", re.I)
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
@@ -119,8 +120,8 @@ class Evaluation:
             return []
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or fn.name in LIGHTNING_HOOKS or self._has_training(fn):
-                continue
+            if fn.is_module or fn.name in LIGHTNING_HOOKS or _BN_STATISTICS.search(fn.name) or self._has_training(fn):
+                continue  # (precise-BN passes run the model in training mode on purpose)
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
@@ -314,10 +315,13 @@ class Evaluation:
 
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
-        inst = self.flow.instance_of(cst.parse_expression(model), call.function, call.context.order)
-        if inst is None:
-            return True
-        return self.modes.instance_has_mode_layers(inst)
+        expr = cst.parse_expression(model)
+        inst = self.flow.instance_of(expr, call.function, call.context.order)
+        if inst is not None:
+            return self.modes.instance_has_mode_layers(inst)
+        # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
+        choices = self.flow.instances_of(expr, call.function, call.context.order)
+        return choices is None or any(self.modes.instance_has_mode_layers(i) for i in choices)
 
     @cached_property
     def modes(self) -> "ModeLayers":
