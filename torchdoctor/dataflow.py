@@ -487,6 +487,10 @@ class DataFlow:
             if q == "torch.nn.Sequential":
                 return Instance(self.facts, sequential=expr)
             if q is not None and q.startswith("torch."):
+                if q.rsplit(".", 1)[-1][:1].islower():
+                    if q.endswith(".convert_sync_batchnorm") and expr.args:  # returns the model it converts
+                        return self.instance_of(expr.args[0].value, fn, order, depth + 1)
+                    return None  # `torch.load(path)`, `torch.hub.load(...)`: a function, its result unknown
                 return Instance(self.facts, qualname=q)
             found = lookup_class(self.project, self.facts, dotted_name(expr.func))
             if found is not None:

@@ -44,6 +44,7 @@ _RUN_METHOD = re.compile(
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
+_TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise)(_|$)", re.I)
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
@@ -316,6 +317,9 @@ class Evaluation:
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
         expr = cst.parse_expression(model)
+        made = self.flow.origin(expr, call.function, call.context.order)
+        if made is not None and made.qualname() in _TRACED:
+            return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
         inst = self.flow.instance_of(expr, call.function, call.context.order)
         if inst is not None:
             return self.modes.instance_has_mode_layers(inst)
