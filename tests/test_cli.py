@@ -392,3 +392,17 @@ def test_bundled_fixture_through_installed_command():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run_torchdoctor("lint", "--no-cache", "--quiet", str(FIXTURES / "scripts" / "cnn_classifier_buggy.py"))
     assert proc.returncode == 1 and "TD001" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_readme_example_output_is_what_the_tool_prints():
+    """The README's 30-second example must stay true: every finding line it shows is printed."""
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## 30-second example", 1)[1].split("```", 2)[1]
+    shown = [line for line in block.splitlines() if line.startswith("fixtures/scripts/")]
+    assert shown
+    result = run_torchdoctor("lint", "--no-cache", "fixtures/scripts/cnn_classifier_buggy.py", cwd=REPO)
+    printed = result.stdout.splitlines()
+    for line in shown:
+        assert line in printed
