@@ -62,8 +62,8 @@ class TrainModeNotRestored(Rule):
             if not any(e.kind == "backward" for e in events) or not any(e.kind == "step" for e in events):
                 continue
             modes = self._mode_calls(ctx, loop)
-            if not modes or any(kind in ("train", "unknown") for kind, _, _ in modes):
-                continue  # restored, or handed to code we cannot see
+            if not modes or any(kind in ("train", "unknown", "frozen") for kind, _, _ in modes):
+                continue  # restored, handed to code we cannot see, or chosen by the training pass itself
             evals = [site for kind, site, who in modes if kind == "eval" and not _AUXILIARY.search(who or "")]
             if evals:
                 yield ctx.report(
@@ -90,8 +90,13 @@ class TrainModeNotRestored(Rule):
             found.append(("eval" if off else "train", site, call.receiver))
         callee = ctx.facts.resolve_function(call)
         if callee is not None and depth > 0:
+            trains_here = any((ctx.training.event_of(c) or ("",))[0] in ("backward", "step") for c in callee.calls)
             for inner in callee.calls:
-                found += self._modes_of(ctx, inner, site, depth - 1)
+                more = self._modes_of(ctx, inner, site, depth - 1)
+                if trains_here and inner.method == "eval":
+                    # linear probing: the training pass itself keeps the frozen backbone in eval mode
+                    more = [("frozen", s_, who) if kind == "eval" else (kind, s_, who) for kind, s_, who in more]
+                found += more
         elif callee is None and call.dotted and "." not in call.dotted and ctx.project is not None:
             other = ctx.project.resolve_imported(ctx.facts, call.dotted)
             if other is not None and hasattr(other[1], "calls"):

@@ -94,5 +94,10 @@ class LossAccumulatedWithGraph(Rule):
 
     @staticmethod
     def _assigned_in_loop(loop, name) -> bool:
-        """An accumulator reset inside the loop only lives for one iteration."""
-        return any(a.augmented is None and name in a.targets for a in loop.assigns)
+        """An accumulator reset inside the loop (or inside an enclosing loop: per-chunk losses of one
+        step, reset every step) only lives for one iteration."""
+        while loop is not None:
+            if any(a.augmented is None and name in a.targets for a in loop.assigns):
+                return True
+            loop = loop.parent
+        return False
