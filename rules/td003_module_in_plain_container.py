@@ -107,7 +107,10 @@ class ModuleInPlainContainer(Rule):
                 if not holds and kind is not None and _is_empty(value) and attr in filled_with_modules:
                     holds = True
                 if not holds and isinstance(value, cst.Name) and value.value in filled_with_modules:
-                    if value.value not in registered:
+                    made_as_container = value.value in local_sources or not any(
+                        b.targets == (value.value,) for b in assigns  # `layers = ModuleList([])`: registered
+                    )
+                    if value.value not in registered and made_as_container:
                         holds, kind = True, local_sources.get(value.value, "list")
                 if not holds:
                     continue

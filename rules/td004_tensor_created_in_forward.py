@@ -205,6 +205,25 @@ def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
     return any(f"{op}(" in code for op in _INDEX_OPS)
 
 
+def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
+    """The calls whose results flow into `node` through arithmetic, elementwise torch functions and
+    method chains: all moved together when `node` is."""
+    if depth > 8:
+        return []
+    if isinstance(node, cst.BinaryOperation):
+        return _value_calls(node.left, depth + 1) + _value_calls(node.right, depth + 1)
+    if isinstance(node, cst.UnaryOperation):
+        return _value_calls(node.expression, depth + 1)
+    if isinstance(node, cst.Call):
+        found = [node]
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.BaseExpression):
+            found += _value_calls(node.func.value, depth + 1)
+        for arg in node.args:
+            found += _value_calls(arg.value, depth + 1)
+        return found
+    return []
+
+
 def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
     """forward itself (direct=True), then the methods it calls through `self.`, two levels deep."""
     yield forward, True
@@ -431,6 +450,14 @@ class _UseScan(cst.CSTVisitor):
                 name = dotted_name(arg.value)
                 if name:
                     self.moved_names.add(name)
+        if (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "type" and node.args
+            and not (dotted_name(node.args[0].value) or "").startswith("torch.")
+        ):
+            self.moved.add(id(node.func.value))  # `.type(dtype)` with dtype = x.type(): 'torch.cuda.FloatTensor'
+            name = dotted_name(node.func.value)
+            if name:
+                self.moved_names.add(name)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             moved = node.func.value
             self.moved.add(id(moved))
@@ -443,9 +470,8 @@ class _UseScan(cst.CSTVisitor):
             base = dotted_name(moved)
             if base:
                 self.moved_names.add(base)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
-            if isinstance(moved, cst.BinaryOperation):  # `(torch.arange(n) + k).cuda()`
-                for operand in (moved.left, moved.right):
-                    self.moved.add(id(operand))
+            for inner in _value_calls(moved):  # `(torch.arange(n) + k).cuda()`, `torch.exp(c * torch.arange(h)).to(t.device)`
+                self.moved.add(id(inner))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)
@@ -461,7 +487,11 @@ class _UseScan(cst.CSTVisitor):
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         self._index_depth += 1
         if isinstance(node.slice, cst.Index):
-            self.indexing.add(id(node.slice.value))
+            index = node.slice.value
+            self.indexing.add(id(index))
+            while isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and index.func.attr.value in _SHAPING:
+                index = index.func.value  # `x[torch.arange(b).unsqueeze(-1), idx]`: still a CPU index
+                self.indexing.add(id(index))
 
     def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
         self._index_depth -= 1

@@ -336,11 +336,25 @@ class DataFlow:
         if depth > 4:
             return None
         if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN:
+                return self._constructors(expr.func.value, fn, order, depth + 1)  # `criterion.cuda()`
             q = self.facts.qualify(expr.func)
             return {q} if q else None
         name = dotted_name(expr)
         if name is None:
             return None
+        unpacked = self._unpacking(name, fn, order)
+        if unpacked is not None:  # `model, criterion = set_model(opt)`
+            value, index, width, at = unpacked
+            found = set()
+            for o in self._element_origins(value, index, width, fn, at, depth):
+                if o is None:
+                    return None
+                more = self.flow_of(o)._constructors(o.call, o.function, o.order, depth + 1)
+                if more is None:
+                    return None
+                found |= more
+            return found or None
         candidates = self.reaching_candidates(name, fn, order)
         if candidates:
             found: set[str] = set()

@@ -18,6 +18,7 @@ import libcst as cst
 
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
 from torchdoctor.project import lookup_class
+from torchdoctor.training import OTHER_FRAMEWORKS
 
 _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
@@ -33,7 +34,7 @@ MODEL_NAME = re.compile(
     re.I,
 )
 _PARAMETER_FREE = re.compile(
-    r"(Pad\w*|Pool\w*|ReLU\w*|GELU|Sigmoid|Tanh|Softmax\w*|Softmin|Dropout\w*|Flatten|Unflatten|Identity|Upsample\w*|"
+    r"(\w*Loss|Pad\w*|Pool\w*|ReLU\w*|GELU|Sigmoid|Tanh|Softmax\w*|Softmin|Dropout\w*|Flatten|Unflatten|Identity|Upsample\w*|"
     r"Unfold|Fold|PixelShuffle|PixelUnshuffle|ChannelShuffle|Hardtanh|ELU|SiLU|Mish|Softplus|LogSigmoid|Threshold|"
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
@@ -78,6 +79,12 @@ def is_no_grad_name(name: str | None) -> bool:
     return bool(name) and name.rsplit(".", 1)[-1] in _NO_GRAD_WORDS
 
 
+def uses_other_framework(facts) -> bool:
+    """A MegEngine or JAX script that happens to share PyTorch's idioms: its modes and grads are not ours."""
+    heads = {q.split(".", 1)[0] for q in facts.imports.values()}
+    return bool(heads & OTHER_FRAMEWORKS) and "torch" not in heads
+
+
 def is_test_file(path: str) -> bool:
     p = PurePath(path)
     return p.name.startswith("test_") or p.name.endswith("_test.py") or "tests" in p.parts or p.name == "conftest.py"
@@ -117,7 +124,7 @@ class Evaluation:
     # -- passes ----------------------------------------------------------------
     @cached_property
     def passes(self) -> list[EvalPass]:
-        if is_test_file(self.facts.path):
+        if is_test_file(self.facts.path) or uses_other_framework(self.facts):
             return []
         out = []
         for fn in self.facts.functions:
@@ -306,7 +313,17 @@ class Evaluation:
         if call.context.loops and call.function.is_module:
             return True
         sites = self.flow.call_sites(call.function)
-        return bool(sites) and all(s.context.loops for s in sites)
+        if bool(sites) and all(s.context.loops for s in sites):
+            return True
+        # `def test(): output = model(features, adj)`: a full-graph evaluation of the trained global model,
+        # unlike a smoke test that builds its own model and feeds it `torch.randn(...)`
+        model = (call.dotted or "").split(".", 1)[0]
+        built_here = any(model in a.targets for a in call.function.assigns)
+        random_input = any(
+            isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
+            for a in call.node.args
+        )
+        return bool(sites) and not call.context.loops and not built_here and not random_input and not call.function.params
 
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
@@ -418,8 +435,8 @@ class Evaluation:
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
                 # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot
-                # see) switches this model to eval
-                return self._class_sets_eval(self.facts, fn.cls, model, fn, 0)
+                # see) switches this model to eval, or every construction hands it a model already in eval
+                return self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
             return head in fn.params
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
@@ -448,6 +465,33 @@ class Evaluation:
             if self._class_sets_eval(found[0], found[1], model, skip, depth + 1):
                 return True
         return False
+
+    def _constructed_in_eval(self, cls, model: str, depth: int) -> bool:
+        """`self.model = model` in `__init__`, and every `Predictor(model, ...)` is built after
+        `model.eval()` (or hands in something that is no model: `decoder = None` /
+        `decoder = model.head.decode_outputs`)."""
+        init = cls.methods.get("__init__")
+        if init is None or depth > 3:
+            return False
+        param = next(
+            (a.value.value for a in init.assigns
+             if a.targets == (model,) and isinstance(a.value, cst.Name) and a.value.value in init.params),
+            None,
+        )
+        sites = self.flow.call_sites(init) if param else []
+        if not sites:
+            return False
+        for site in sites:
+            arg = self.flow.argument_for(init, param, site)
+            name = dotted_name(arg) if arg is not None else None
+            if name is None:
+                return False
+            values = self.flow.reaching_candidates(name, site.function, site.context.order)
+            if values and all(_is_none(v.value) or isinstance(v.value, cst.Attribute) for v in values):
+                continue  # not a model at all
+            if not self.eval_mode_set_before(name, site, depth + 1):
+                return False
+        return True
 
     def for_file(self, facts) -> "Evaluation":
         from torchdoctor.context import LintContext
@@ -494,6 +538,10 @@ def _sets_own_modes(method: FunctionInfo) -> bool:
         (c.method == "eval" and c.receiver == "self") or any(is_no_grad_name(w) for w in c.context.withs)
         for c in method.calls
     )
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _enters_no_grad(call: cst.Call) -> bool:

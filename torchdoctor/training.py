@@ -254,6 +254,8 @@ class TrainingFacts:
         if depth > 6:
             return False
         for base, written in zip(cls.bases, cls.written_bases):
+            if base.split(".", 1)[0] in OTHER_FRAMEWORKS:
+                return False  # `megengine.module.Module`: lists of submodules are that framework's business
             if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1][:1].isupper()):
                 return True
             if written.rsplit(".", 1)[-1] == "Module":
@@ -338,6 +340,9 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     name = dotted_name(value)
     return [value] if name and name.rsplit(".", 1)[-1][:1].isupper() else []
 
+
+# Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
+OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet"}
 
 # `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
 # `param_groups[...]["lr"]` and leave gradients alone.
