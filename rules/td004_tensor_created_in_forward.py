@@ -205,6 +205,16 @@ def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
     return any(f"{op}(" in code for op in _INDEX_OPS)
 
 
+def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`torch.arange(b).unsqueeze(-1).long()`: the node, then each receiver down the reshaping methods,
+    ending at the tensor they all reshape."""
+    chain = [node]
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING:
+        node = node.func.value
+        chain.append(node)
+    return chain
+
+
 def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
     """The calls whose results flow into `node` through arithmetic, elementwise torch functions and
     method chains: all moved together when `node` is."""
@@ -461,17 +471,12 @@ class _UseScan(cst.CSTVisitor):
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             moved = node.func.value
             self.moved.add(id(moved))
-            name = dotted_name(moved)
-            if name:
-                self.moved_names.add(name)
-            while isinstance(moved, cst.Call) and isinstance(moved.func, cst.Attribute) and moved.func.attr.value in _SHAPING:
-                moved = moved.func.value  # torch.eye(n).expand_as(x).to(x.device): the factory moves too
-                self.moved.add(id(moved))
-            base = dotted_name(moved)
-            if base:
-                self.moved_names.add(base)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
-            for inner in _value_calls(moved):  # `(torch.arange(n) + k).cuda()`, `torch.exp(c * torch.arange(h)).to(t.device)`
-                self.moved.add(id(inner))
+            # torch.eye(n).expand_as(x).to(x.device), (torch.arange(n) + k).cuda(),
+            # torch.exp(c * torch.arange(h)).to(t.device): every call whose value flows in moves too
+            self.moved.update(id(inner) for inner in _value_calls(moved))
+            for name in (dotted_name(moved), dotted_name(_shaping_chain(moved)[-1])):
+                if name:
+                    self.moved_names.add(name)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)
@@ -487,11 +492,8 @@ class _UseScan(cst.CSTVisitor):
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         self._index_depth += 1
         if isinstance(node.slice, cst.Index):
-            index = node.slice.value
-            self.indexing.add(id(index))
-            while isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and index.func.attr.value in _SHAPING:
-                index = index.func.value  # `x[torch.arange(b).unsqueeze(-1), idx]`: still a CPU index
-                self.indexing.add(id(index))
+            # `x[torch.arange(b).unsqueeze(-1), idx]`: the factory under the reshaping is still a CPU index
+            self.indexing.update(id(part) for part in _shaping_chain(node.slice.value))
 
     def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
         self._index_depth -= 1

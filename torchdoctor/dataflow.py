@@ -121,7 +121,7 @@ def _is_iteration_wrapper(name: str | None) -> bool:
     return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
 
 
-def _is_none(node) -> bool:
+def is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
@@ -170,7 +170,7 @@ class DataFlow:
             if a.augmented is None and a.context.order < before and name in a.targets
             and not exclusive_branches(a.context.branches, use)
         ]
-        real = [a for a in candidates if not _is_none(a.value)] or candidates
+        real = [a for a in candidates if not is_none(a.value)] or candidates
         if not real:
             return None
         best = max(real, key=lambda a: a.context.order)
@@ -190,7 +190,7 @@ class DataFlow:
             use = self.facts.branches_at.get(before, ())
             return [
                 c for c in fn.assigns
-                if c.augmented is None and c.context.order < before and c.targets == (name,) and not _is_none(c.value)
+                if c.augmented is None and c.context.order < before and c.targets == (name,) and not is_none(c.value)
                 and not exclusive_branches(c.context.branches, use)
             ]
         if a is not None and len(a.targets) == 1 and a.value is not None:
@@ -410,7 +410,7 @@ class DataFlow:
                 return [o for flow, value, where, at in returned for o in flow.origins(value, where, at, depth + 1)] or [None]
             return [Origin(expr, fn, order, self.facts)]
         if isinstance(expr, cst.IfExp):  # `sampler = None if rank == -1 else DistributedSampler(ds)`
-            return [o for part in (expr.body, expr.orelse) if not _is_none(part) for o in self.origins(part, fn, order, depth + 1)]
+            return [o for part in (expr.body, expr.orelse) if not is_none(part) for o in self.origins(part, fn, order, depth + 1)]
         name = dotted_name(expr)
         if name is None:
             return [None]

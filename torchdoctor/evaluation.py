@@ -16,6 +16,7 @@ from pathlib import PurePath
 
 import libcst as cst
 
+from torchdoctor.dataflow import is_none
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
@@ -256,23 +257,26 @@ class Evaluation:
                     return True
         return False
 
+    def _model_arg(self, callee: FunctionInfo, call: CallInfo, model: str) -> tuple[bool, str | None]:
+        """(whether `call` hands `model` to `callee`, the parameter it arrives as)."""
+        for arg in call.node.args:
+            if dotted_name(arg.value) == model:
+                return True, self._param_bound_to(callee, call, arg)
+        return False, None
+
     def _helper_evals(self, call: CallInfo, model: str) -> bool:
         callee = self.facts.resolve_function(call)
         if callee is None:
             return False
-        for arg in call.node.args:
-            if dotted_name(arg.value) == model:
-                param = self._param_bound_to(callee, call, arg)
-                return param is not None and any(i.method == "eval" and i.receiver == param for i in callee.calls)
-        return False
+        _, param = self._model_arg(callee, call, model)
+        return param is not None and any(i.method == "eval" and i.receiver == param for i in callee.calls)
 
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
         (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
-        for arg in call.node.args:
-            if dotted_name(arg.value) == model:
-                param = self._param_bound_to(callee, call, arg)
-                return param is not None and _trains_receiver(callee, param)
+        passed, param = self._model_arg(callee, call, model)
+        if passed:
+            return param is not None and _trains_receiver(callee, param)
         if _trains_receiver(callee, model):
             return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
         return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
@@ -487,7 +491,7 @@ class Evaluation:
             if name is None:
                 return False
             values = self.flow.reaching_candidates(name, site.function, site.context.order)
-            if values and all(_is_none(v.value) or isinstance(v.value, cst.Attribute) for v in values):
+            if values and all(is_none(v.value) or isinstance(v.value, cst.Attribute) for v in values):
                 continue  # not a model at all
             if not self.eval_mode_set_before(name, site, depth + 1):
                 return False
@@ -538,10 +542,6 @@ def _sets_own_modes(method: FunctionInfo) -> bool:
         (c.method == "eval" and c.receiver == "self") or any(is_no_grad_name(w) for w in c.context.withs)
         for c in method.calls
     )
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _enters_no_grad(call: cst.Call) -> bool:

@@ -61,6 +61,11 @@ class ProjectIndex:
             self.consulted[path] = content_hash(facts.source)
         return facts
 
+    def module_facts(self, importer: Path, module: str) -> FileFacts | None:
+        """The parsed facts of `module` as imported from `importer`, if it is a file of the project."""
+        file = self.module_file(importer, module)
+        return self.facts_for_path(file) if file is not None else None
+
     def module_file(self, importer: Path, module: str) -> Path | None:
         """Where `module` (as written in an import inside `importer`) lives, if in the project."""
         importer = importer.resolve()
@@ -99,12 +104,10 @@ class ProjectIndex:
     def _definition_in(self, importer: Path, module: str, name: str, depth: int):
         if depth > 3:
             return None
-        file = self.module_file(importer, module)
-        if file is None:
-            return None
-        other = self.facts_for_path(file)
+        other = self.module_facts(importer, module)
         if other is None:
             return None
+        file = Path(other.path)
         if name in other.classes:
             return other, other.classes[name]
         if name in other.toplevel_functions:
@@ -124,8 +127,7 @@ class ProjectIndex:
         imported = facts.imported.get(local_name)
         if imported is None or imported.name is None or facts.path == "<string>":
             return None
-        file = self.module_file(Path(facts.path), imported.module)
-        other = self.facts_for_path(file) if file is not None else None
+        other = self.module_facts(Path(facts.path), imported.module)
         if other is None:
             return None
         for a in other.module_function.assigns:
@@ -198,8 +200,7 @@ class ProjectIndex:
             module = facts.imported.get(head)
             if module is None or module.name is not None or facts.path == "<string>":
                 return None
-            file = self.module_file(Path(facts.path), module.module)
-            other = self.facts_for_path(file) if file is not None else None
+            other = self.module_facts(Path(facts.path), module.module)
             if other is not None and tail in other.classes:
                 return other, other.classes[tail]
             return None
