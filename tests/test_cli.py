@@ -339,6 +339,19 @@ def test_fix_and_diff(cli, project):
     assert (project / "net.py").read_text() == after and "Fixed" not in again.stderr
 
 
+def test_byte_order_mark_and_encoding_cookie_are_read_like_python(cli, project):
+    """Windows editors save UTF-8 with a BOM; Python runs such files, so they are no syntax error,
+    and a fix keeps the BOM (or a latin-1 cookie's encoding) as it was."""
+    (project / "bom.py").write_bytes(b"\xef\xbb\xbf" + CONTAINER.encode())
+    (project / "latin.py").write_bytes(("# -*- coding: latin-1 -*-\n# caf\xe9\n" + CONTAINER).encode("latin-1"))
+    data = json.loads(cli("lint", "--format", "json", "--no-cache", "bom.py", "latin.py").output)
+    assert sorted((d["path"], d["code"]) for d in data) == [("bom.py", "TD003"), ("latin.py", "TD003")]
+    assert cli("lint", "--fix", "bom.py", "latin.py").exit_code == 0
+    assert (project / "bom.py").read_bytes().startswith(b"\xef\xbb\xbf")
+    assert "nn.ModuleList(" in (project / "bom.py").read_bytes().decode("utf-8-sig")
+    assert "# caf\xe9" in (project / "latin.py").read_bytes().decode("latin-1")
+
+
 def test_rules_and_explain(cli):
     listing = cli("rules")
     assert listing.exit_code == 0

@@ -122,11 +122,13 @@ def lint(paths, fmt, select, ignore, exit_zero, statistics, quiet, fix, diff, sh
 
 
 def _sources_of(findings) -> dict[str, list[str]]:
+    from torchdoctor.sources import read_source
+
     sources = {}
     for path in {f.path for f in findings}:
         try:
-            sources[path] = Path(path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            sources[path] = read_source(path)[0].splitlines()
+        except (OSError, UnicodeDecodeError, SyntaxError):
             pass
     return sources
 

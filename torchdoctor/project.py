@@ -18,6 +18,7 @@ import libcst as cst
 
 from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo
 from torchdoctor.results import content_hash
+from torchdoctor.sources import read_source
 
 if TYPE_CHECKING:
     from torchdoctor.facts import CallInfo
@@ -170,6 +171,24 @@ class ProjectIndex:
             found.extend((other, c) for c in other.calls if c.dotted in names)
         return found
 
+    def method_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
+        """Calls `self.<method_name>(...)` anywhere in the project, this file included: a mixin's
+        `training_loss` calling `self.predict(batch)`, whatever class ends up defining `predict`."""
+        if facts.path == "<string>":
+            return [(facts, c) for c in facts.calls if c.dotted == f"self.{method_name}"]
+        here = Path(facts.path).resolve()
+        key = (here, "self." + method_name)
+        if key not in self._callers:
+            needle = f"self.{method_name}("
+            found = [(facts, c) for c in facts.calls if c.dotted == f"self.{method_name}"]
+            for path, text in self._project_texts(self.root_for(here)):
+                if path != here and needle in text:
+                    other = self.facts_for_path(path)
+                    if other is not None:
+                        found.extend((other, c) for c in other.calls if c.dotted == f"self.{method_name}")
+            self._callers[key] = found
+        return self._callers[key]
+
     def _project_texts(self, root: Path) -> list[tuple[Path, str]]:
         if root not in self._texts:
             from torchdoctor.discovery import SKIPPED_FOLDERS
@@ -181,8 +200,8 @@ class ProjectIndex:
                     if name.endswith(".py"):
                         path = Path(folder, name).resolve()
                         try:
-                            texts.append((path, path.read_text(encoding="utf-8")))
-                        except (OSError, UnicodeDecodeError):
+                            texts.append((path, read_source(path)[0]))
+                        except (OSError, UnicodeDecodeError, SyntaxError):
                             continue
                 if len(texts) > self.MAX_FILES_SEARCHED:
                     texts = []
@@ -229,9 +248,9 @@ def _module_at(base: Path, parts: list[str]) -> Path | None:
 
 def _parse_quietly(path: Path) -> FileFacts | None:
     try:
-        source = path.read_text(encoding="utf-8")
+        source, _ = read_source(path)
         return FileFacts(cst.parse_module(source), source, str(path))
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+    except (OSError, UnicodeDecodeError, SyntaxError, cst.ParserSyntaxError, RecursionError):
         return None
 
 

@@ -12,6 +12,7 @@ from torchdoctor.engine import FileResult, Finding, apply_edits, lint_source
 from torchdoctor.tasks import Task
 from torchdoctor.project import ProjectIndex
 from torchdoctor.rule import rules_by_code
+from torchdoctor.sources import read_source, write_source
 
 PARALLEL_THRESHOLD = 24  # below this, starting worker processes costs more than it saves
 MAX_FIX_ROUNDS = 8
@@ -24,6 +25,7 @@ class TaskResult:
     fixed_source: str | None = None
     fixed: list[Finding] = field(default_factory=list)
     from_cache: bool = False
+    encoding: str = "utf-8"  # how the file was read, and how a fix is written back
 
 
 _project: ProjectIndex | None = None
@@ -40,9 +42,8 @@ def run_task(task: Task) -> TaskResult:
     by_code = rules_by_code()
     rules = [by_code[c] for c in task.codes]
     try:
-        with open(task.path, encoding="utf-8", newline="") as fh:
-            source = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        source, encoding = read_source(task.path)
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         result = FileResult(task.path)
         result.internal_errors.append(f"{task.path}: cannot read: {exc}")
         return TaskResult(result)
@@ -64,7 +65,7 @@ def run_task(task: Task) -> TaskResult:
         result = lint_source(current, task.path, rules, _project_index())
     if current == source:
         return TaskResult(result)
-    return TaskResult(result, original=source, fixed_source=current, fixed=all_fixed)
+    return TaskResult(result, original=source, fixed_source=current, fixed=all_fixed, encoding=encoding)
 
 
 def default_jobs() -> int:
@@ -86,4 +87,4 @@ def run_tasks(tasks: list[Task], jobs: int | None = None) -> list[TaskResult]:
 def write_fixes(results: list[TaskResult]) -> None:
     for r in results:
         if r.fixed_source is not None:
-            Path(r.result.path).write_text(r.fixed_source, encoding="utf-8", newline="")
+            write_source(r.result.path, r.fixed_source, r.encoding)
