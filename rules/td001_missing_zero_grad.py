@@ -64,12 +64,7 @@ class MissingZeroGrad(Rule):
             for event in events:
                 if event.kind != "step" or not event.direct or event.target is None:
                     continue
-                where = _branches(ctx.facts, loop, event.site)
-                resets = {  # a reset in the other branch of an `if` (the AMP path vs the fp32 path) does not count
-                    e.target for e in events
-                    if e.kind == "reset" and not exclusive_branches(_branches(ctx.facts, loop, e.site), where)
-                }
-                if id(event.node) in flagged or self._reset(training, event.target, resets):
+                if id(event.node) in flagged or self._reset_on_every_path(ctx.facts, training, loop, events, event):
                     continue
                 if training.unknown_calls_taking(loop, event.target, event.node):
                     continue
@@ -92,6 +87,20 @@ class MissingZeroGrad(Rule):
                     "never reset in this loop, so they sum across steps; call "
                     f"`{event.target}.zero_grad()` after each step",
                 )
+
+    def _reset_on_every_path(self, facts, training, loop, events, step) -> bool:
+        """Whether each backward that can reach this step meets a reset. A reset in the other branch
+        of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
+        count for the backward in this branch."""
+        where = _branches(facts, loop, step.site)
+        resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
+        resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
+        backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
+        backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
+        return all(
+            self._reset(training, step.target, {e.target for e, b in resets if not exclusive_branches(b, backward)})
+            for backward in backwards
+        )
 
     @staticmethod
     def _reset(training, optimizer: str, resets: set) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import FunctionInfo, dotted_name, keyword_arg, positional_args
+from torchdoctor.evaluation import is_test_file
+from torchdoctor.facts import FunctionInfo, dotted_name, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -105,6 +106,8 @@ class TensorCreatedInForward(Rule):
 
     def check(self, ctx):
         facts, training = ctx.facts, ctx.training
+        if is_test_file(facts.path):
+            return  # test doubles (`class TinyModel: forward -> torch.randn(...)`) run on the CPU by design
         self.movers = _device_movers(facts)
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
@@ -155,6 +158,8 @@ class TensorCreatedInForward(Rule):
             if not q.startswith("torch.") or q.count(".") != 1 or q[6:] not in _FACTORIES:
                 continue
             factory = q[6:]
+            if _guarded_by_device_check(call):
+                continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             device = keyword_arg(call.node, "device")
             if device is not None:
                 if isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu":
@@ -215,6 +220,26 @@ def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return chain
 
 
+_SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter_", "masked_fill_", "index_fill_"}
+
+
+def _derivation_base(value: cst.BaseExpression) -> cst.Name | None:
+    """The name a value reshapes, selects from or fills in place: `zeros.scatter_(1, y, 1)` -> zeros,
+    `rand.topk(k, dim=-1).indices` -> rand, `b[..., None]` -> b. Not arithmetic with other tensors,
+    which is a use of its own."""
+    node = value
+    for _ in range(8):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING | _SELECTING:
+            node = node.func.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("indices", "values"):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        else:
+            break
+    return node if isinstance(node, cst.Name) and node is not value else None
+
+
 def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
     """The calls whose results flow into `node` through arithmetic, elementwise torch functions and
     method chains: all moved together when `node` is."""
@@ -224,6 +249,12 @@ def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         return _value_calls(node.left, depth + 1) + _value_calls(node.right, depth + 1)
     if isinstance(node, cst.UnaryOperation):
         return _value_calls(node.expression, depth + 1)
+    if isinstance(node, (cst.List, cst.Tuple)):  # torch.cat([torch.ones(b), torch.zeros(b)]).to(x.device)
+        return [c for e in node.elements for c in _value_calls(e.value, depth + 1)]
+    if isinstance(node, cst.Comparison):  # x[:, torch.arange(n) != cls_pos]: a CPU mask
+        return _value_calls(node.left, depth + 1) + [
+            c for t in node.comparisons for c in _value_calls(t.comparator, depth + 1)
+        ]
     if isinstance(node, cst.Call):
         found = [node]
         if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.BaseExpression):
@@ -261,21 +292,10 @@ def _guarded_by_device_check(call) -> bool:
     if any("device" in w.lower() for w in call.context.withs):
         return True
     for test in call.context.conditions:
-        text = "".join(n.lower() for n in _names_of(test))
+        text = " ".join(names_in(test)).lower()
         if any(word in text for word in _DEVICE_WORDS):
             return True
     return False
-
-
-def _names_of(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n.value)
-
-    node.visit(_V())
-    return found
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
@@ -425,12 +445,34 @@ class _UseScan(cst.CSTVisitor):
                     if isinstance(operand, cst.Call):
                         self.targets[id(operand)] = a.targets[0]
             elif isinstance(value, cst.Call):
-                self.targets[id(value)] = a.targets[0]
+                for part in _shaping_chain(value):  # `idx = torch.Tensor([]).long()`
+                    self.targets[id(part)] = a.targets[0]
                 if (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Variable" and value.args:
                     self.targets[id(value.args[0].value)] = a.targets[0]  # `v = Variable(torch.Tensor(...))`
         self._tracked = set(self.targets.values())
+        # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
+        # `targets = zeros.scatter_(1, y, 1)`, `keep = rand.topk(k).indices`, `b = b[..., None]`.
+        self.derived_from: dict[str, set[str]] = {}
+        self._derive_reads: set[int] = set()
+        for a in fn.assigns:
+            base = _derivation_base(a.value) if len(a.targets) == 1 else None
+            if base is not None and base.value in self._tracked:
+                self._derive_reads.add(id(base))
+                self.derived_from.setdefault(a.targets[0], set()).add(base.value)
+                self._tracked.add(a.targets[0])
         if fn.node is not None:
             fn.node.body.visit(self)
+        self._follow_derivations()
+
+    def _follow_derivations(self) -> None:
+        """What happens to a derived name happens to the tensor it came from: moved, or read."""
+        for _ in range(4):
+            for derived, bases in self.derived_from.items():
+                for base in bases - {derived}:
+                    if derived in self.moved_names:
+                        self.moved_names.add(base)
+                    known = set(self.uses.get(base, []))
+                    self.uses.setdefault(base, []).extend(u for u in self.uses.get(derived, []) if u not in known)
 
     def assigned_name(self, call: cst.Call) -> str | None:
         return self.targets.get(id(call))
@@ -440,7 +482,7 @@ class _UseScan(cst.CSTVisitor):
         Only reads after `made` count: `p = a + b` in the if-branch is not a read of the else-branch's
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
-        kinds = [k for at, k in self.uses.get(name, []) if at > after]
+        kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
         return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
 
     def callers_of(self, node: cst.CSTNode) -> list[cst.Call]:
@@ -494,6 +536,7 @@ class _UseScan(cst.CSTVisitor):
         if isinstance(node.slice, cst.Index):
             # `x[torch.arange(b).unsqueeze(-1), idx]`: the factory under the reshaping is still a CPU index
             self.indexing.update(id(part) for part in _shaping_chain(node.slice.value))
+            self.indexing.update(id(part) for part in _value_calls(node.slice.value))
 
     def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
         self._index_depth -= 1
@@ -501,7 +544,8 @@ class _UseScan(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self._tracked:
             kind = (
-                "index" if self._index_depth
+                "derive" if id(node) in self._derive_reads
+                else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
                 else "tensor"
@@ -516,11 +560,12 @@ class _UseScan(cst.CSTVisitor):
                 self._tick += 1
                 self.uses.setdefault(node.value.value, []).append((self._tick, "cpu"))
                 return False
-        return True
+        node.value.visit(self)
+        return False  # `self.keep` is no read of a local `keep`
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`w = w.cuda() if magnitude.is_cuda else w`: the author chose the device."""
-        text = "".join(n.lower() for n in _names_of(node.test))
+        text = " ".join(names_in(node.test)).lower()
         if any(word in text for word in _DEVICE_WORDS):
             for part in (node.body, node.orelse):
                 if isinstance(part, cst.Call):
@@ -540,4 +585,7 @@ class _UseScan(cst.CSTVisitor):
                 self._returned.add(id(v))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        if isinstance(node.target, cst.Subscript):  # `x[torch.randint(0, n, (1,))] = True`: an index is read
+            for element in node.target.slice:
+                element.visit(self)
         return False  # targets are writes, not uses

@@ -205,7 +205,11 @@ class MissingSetEpoch(Rule):
 
 
 def _evaluates(fn) -> bool:
-    return bool(_EVALUATION.search(fn.name))
+    """An evaluation function by its name, or by gradients switched off for all of it
+    (`@torch.no_grad()`, YOLO's `@smart_inference_mode()`): its order does not matter."""
+    return bool(_EVALUATION.search(fn.name)) or any(
+        w in (d or "") for d in fn.decorators for w in ("no_grad", "inference_mode")
+    )
 
 
 def _iterated_params(fn) -> list[str]:

@@ -409,6 +409,11 @@ class DataFlow:
             if returned is not None:
                 return [o for flow, value, where, at in returned for o in flow.origins(value, where, at, depth + 1)] or [None]
             return [Origin(expr, fn, order, self.facts)]
+        if (
+            isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+            and isinstance(expr.slice[0].slice.value, cst.Integer)
+        ):  # `create_loader(datasets, samplers, ...)[0]`: an element of a returned list
+            return self._indexed_origins(expr.value, int(expr.slice[0].slice.value.value, 0), fn, order, depth + 1)
         if isinstance(expr, cst.IfExp):  # `sampler = None if rank == -1 else DistributedSampler(ds)`
             return [o for part in (expr.body, expr.orelse) if not is_none(part) for o in self.origins(part, fn, order, depth + 1)]
         name = dotted_name(expr)
@@ -418,6 +423,9 @@ class DataFlow:
         if unpacked is not None:  # `loader, sampler = make_loaders(...)`
             value, index, width, at = unpacked
             return self._element_origins(value, index, width, fn, at, depth)
+        looped = self._loop_element_origins(name, fn, order, depth)
+        if looped is not None:  # `for dataset, sampler in zip(datasets, samplers): DataLoader(..., sampler=sampler)`
+            return looped
         candidates = self.reaching_candidates(name, fn, order)
         if candidates:  # every branch's assignment is a possible origin
             return [o for a in candidates for o in self.origins(a.value, fn, a.context.order, depth + 1)]
@@ -441,6 +449,86 @@ class DataFlow:
             # a closure's variable assigned in branches of the enclosing function:
             # `train_loader = MixUpWrapper(train_loader) if mixup` ... `def train(epoch): for x in train_loader`
             return self.origins(expr, enclosing, 1 << 62, depth + 1)
+        return [None]
+
+    def _loop_element_origins(self, name: str, fn: FunctionInfo, order: int, depth: int) -> list | None:
+        """Origins of a `for` loop's variable, when that loop (not an assignment after it) gave `name`
+        its value: the elements of what it iterates, or of the matching `zip(...)` argument."""
+        loops = [l for l in fn.loops if name in l.targets and l.order < order and isinstance(l.node, cst.For)]
+        if not loops:
+            return None
+        loop = max(loops, key=lambda l: l.order)
+        latest = self.reaching_assignment(name, fn, order)
+        if latest is _AMBIGUOUS or (latest is not None and latest.context.order > loop.order):
+            return None
+        target, iterated = loop.node.target, loop.node.iter
+        if isinstance(target, cst.Name):
+            return self.element_origins(iterated, fn, loop.order, depth + 1)
+        names = [dotted_name(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+        if name not in names or not isinstance(iterated, cst.Call) or any(a.star or a.keyword for a in iterated.args):
+            return [None]
+        index, called = names.index(name), dotted_name(iterated.func)
+        if called == "zip" and len(iterated.args) == len(names):
+            return self.element_origins(iterated.args[index].value, fn, loop.order, depth + 1)
+        if called == "enumerate" and len(names) == 2 and index == 1 and iterated.args:
+            return self.element_origins(iterated.args[0].value, fn, loop.order, depth + 1)
+        return [None]
+
+    def _indexed_origins(self, container: cst.BaseExpression, index: int, fn: FunctionInfo, order: int, depth: int) -> list:
+        """Origins of `container[index]`: that element of a literal (`return probs, feats`), else any element."""
+        if depth > 10:
+            return [None]
+        if isinstance(container, (cst.List, cst.Tuple)):
+            elements = container.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or not -len(elements) <= index < len(elements):
+                return [None]
+            return self.origins(elements[index].value, fn, order, depth + 1)
+        if isinstance(container, cst.Call):
+            returned = self._returns_of(container, fn, depth)
+            if not returned:
+                return [None]
+            return [o for flow, v, where, at in returned for o in flow._indexed_origins(v, index, where, at, depth + 1)]
+        name = dotted_name(container)
+        grown = name is not None and any(c.receiver == name and c.method in ("append", "extend") for c in fn.calls)
+        candidates = self.reaching_candidates(name, fn, order) if name is not None and not grown else []
+        if candidates:
+            return [o for a in candidates for o in self._indexed_origins(a.value, index, fn, a.context.order, depth + 1)]
+        return self.element_origins(container, fn, order, depth + 1)
+
+    def element_origins(self, container: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> list:
+        """Origins of any element of a list or tuple: a literal's elements, what is appended to a list
+        built in a loop (`samplers = []` ... `samplers.append(DistributedSampler(ds))`), through
+        parameters and project functions' returns. `None` elements hold nothing and are left out."""
+        if depth > 10:
+            return [None]
+        if isinstance(container, (cst.List, cst.Tuple)):
+            return [
+                o for e in container.elements if not isinstance(e, cst.StarredElement) and not is_none(e.value)
+                for o in self.origins(e.value, fn, order, depth + 1)
+            ]
+        if isinstance(container, cst.Call):
+            returned = self._returns_of(container, fn, depth)
+            if not returned:
+                return [None]
+            return [o for flow, v, where, at in returned for o in flow.element_origins(v, where, at, depth + 1)]
+        name = dotted_name(container)
+        if name is None:
+            return [None]
+        candidates = self.reaching_candidates(name, fn, order)
+        if candidates:
+            found = [o for a in candidates for o in self.element_origins(a.value, fn, a.context.order, depth + 1)]
+            for c in fn.calls:
+                if c.receiver == name and c.method == "append" and len(c.node.args) == 1:
+                    found += self.origins(c.node.args[0].value, fn, c.context.order, depth + 1)
+                elif c.receiver == name and c.method == "extend" and len(c.node.args) == 1:
+                    found += self.element_origins(c.node.args[0].value, fn, c.context.order, depth + 1)
+            return found
+        if name in fn.params:  # `def create_loader(datasets, samplers, ...)` in data.py, called from main.py
+            found = []
+            for flow, site in self._call_sites_anywhere(fn):
+                arg = self.argument_for(fn, name, site)
+                found.extend(flow.element_origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
+            return found or [None]
         return [None]
 
     def _returns_of(self, call: cst.Call, fn: FunctionInfo, depth: int):
@@ -481,6 +569,8 @@ class DataFlow:
             returned = self._returns_of(value, fn, depth)
             if returned:
                 return [o for flow, v, where, at in returned for o in flow._element_origins(v, index, width, where, at, depth + 1)]
+        if isinstance(value, cst.Name) and depth < 10:  # `return loaders`, a list built by appends: any element
+            return self.element_origins(value, fn, order, depth + 1)
         return [None]
 
     def flow_of(self, origin: Origin) -> "DataFlow":

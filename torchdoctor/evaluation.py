@@ -56,6 +56,7 @@ LIGHTNING_HOOKS = {
 }
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
+_TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
@@ -134,6 +135,8 @@ class Evaluation:
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
+                if fn.cls is not None and self._shared_with_training(fn):
+                    continue  # a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls:
                     out.append(EvalPass(fn, calls, True))
@@ -150,6 +153,31 @@ class Evaluation:
                 if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
                     out.append(EvalPass(fn, calls, False))
         return out
+
+    def _shared_with_training(self, method: FunctionInfo) -> bool:
+        """Some training method computes with `self.<method>(...)`: `def training_loss(self, batch):
+        out, y = self.predict(batch)`. A method that loops over no data of its own is then a forward
+        wrapper whose callers choose the grad mode (in the same class, a base class, or a mixin composed
+        at run time in another file). `train()` calling `self.validate()` for its side effects does not
+        make `validate` a training step."""
+        if method.loops:
+            return False
+        project = self.training.project
+        callers = project.method_callers(self.facts, method.name) if project is not None else [
+            (self.facts, c) for c in self.facts.calls if c.dotted == f"self.{method.name}"
+        ]
+        for facts, call in callers:
+            caller = call.function
+            if caller is method or caller.is_module or _EVAL_NAME.search(caller.name):
+                continue
+            if not any(_holds(a.value, call.node) for a in caller.assigns) and not any(
+                _holds(ret.value, call.node) for ret, _ in caller.returns
+            ):
+                continue  # called for its side effects
+            judge = self if facts is self.facts else self.for_file(facts)
+            if _TRAINING_NAME.search(caller.name) or judge._has_training(caller):
+                return True
+        return False
 
     def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
         """Model calls in fn, and calls of local helpers that run a model fn passes them (or one
@@ -531,6 +559,13 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _holds(value: cst.BaseExpression | None, call: cst.Call) -> bool:
+    """`out, y = self.predict(b)`, `return self.predict(b)[0]`: the value is the call's result."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    return value is call
 
 
 def _sets_own_modes(method: FunctionInfo) -> bool:

@@ -23,6 +23,7 @@ from torchdoctor.facts import (
     LoopInfo,
     dotted_name,
     exclusive_branches,
+    names_in,
     positional_args,
 )
 
@@ -142,7 +143,7 @@ class TrainingFacts:
         fn = call.function
         if call.qualname and call.qualname.startswith("torch.distributed.autograd."):
             return None  # distributed autograd keeps gradients per context: nothing to reset
-        if m == "backward" or call.qualname == "torch.autograd.backward":
+        if m in ("backward", "backwards", "manual_backward") or call.qualname == "torch.autograd.backward":
             return "backward", None
         if m is not None and m.startswith("step_") and call.receiver is not None and self.is_optimizer(call.receiver):
             return "step", self.canonical(call.receiver, fn)  # ScheduledOptim.step_and_update_lr()
@@ -180,7 +181,7 @@ class TrainingFacts:
                 direct = True  # `for p in model.parameters(): p.data.add_(-lr * p.grad)`
             self._collect(call, direct, call.node, events, {}, depth, seen)
         for a in loop.assigns:
-            if _resets_grad(a.targets, a.value):
+            if _resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
             elif _manual_update(a):
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
@@ -210,7 +211,7 @@ class TrainingFacts:
                 inner_direct = direct and inner.context.loop is None
                 self._collect(inner, inner_direct, site, events, binding, depth - 1, seen)
             for a in fn.assigns:
-                if _resets_grad(a.targets, a.value):
+                if _resets_grad(a):
                     events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
             seen.discard(id(fn))
 
@@ -366,6 +367,9 @@ _HARMLESS_CALLS = {
     "format",
     "len",
     "isinstance",
+    "hasattr",
+    "type",
+    "id",
     "getattr",
     "state_dict",
     "parameters",
@@ -428,10 +432,20 @@ def _outside_param_loop(a, loop) -> bool:
     return a.context.loop is loop or (a.context.loop is not None and a.context.loop.parent is loop)
 
 
-def _resets_grad(targets: tuple[str, ...], value) -> bool:
+def _resets_grad(a) -> bool:
+    targets, value = a.targets, a.value
     return any(t.endswith(".grad") for t in targets) and (
         isinstance(value, cst.Name) and value.value == "None" or isinstance(value, cst.Call)
-    )
+    ) and not _picked_by_name(a)
+
+
+def _picked_by_name(a) -> bool:
+    """`for name, p in model.named_parameters(): if "prototypes" in name: p.grad = None`: some
+    parameters are frozen for a while; the others' gradients are not reset."""
+    loop = a.context.loop
+    owners = {_base(t) for t in a.targets if t.endswith(".grad")}
+    others = set(loop.targets) - owners if loop is not None else set()
+    return bool(others) and any(others & names_in(test) for test in a.context.conditions)
 
 
 def _substitute(name: str | None, subst: dict[str, str]) -> str | None:
