@@ -111,12 +111,13 @@ class TensorCreatedInForward(Rule):
         self.movers = _device_movers(facts)
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
-            if forward is None or not training.is_module_class(facts, cls):
+            autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
+            if forward is None or not (autograd or training.is_module_class(facts, cls)):
                 continue
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
-                yield from self._check_function(ctx, cls.name, fn, forward if direct else None)
+                yield from self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None)
 
     @staticmethod
     def _zero_dim_problem(ctx, fn: FunctionInfo, call, uses) -> str | None:
@@ -141,7 +142,7 @@ class TensorCreatedInForward(Rule):
         return None
 
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
-        uses = _UseScan(fn, self.movers)
+        uses = _UseScan(fn, self.movers, _params_of(ctx.facts))
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             q = call.qualname or ""
@@ -303,20 +304,55 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
     if not sites:
         return False
     for site in sites:
-        scan = _UseScan(site.function, _device_movers(facts))
+        scan = _UseScan(site.function, _device_movers(facts), _params_of(facts))
         target = scan.assigned_name(site.node)
         if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
             return False
     return True
 
 
-def _device_movers(facts) -> set[str]:
-    """Local helpers that move their argument to a device (`def cuda_variable(t): return t.cuda()`)."""
-    return {
-        fn.name
-        for fn in facts.toplevel_functions.values()
-        if any(c.method in ("cuda", "to") and c.receiver in fn.params for c in fn.calls)
-    }
+def _device_movers(facts) -> dict[str, set[str]]:
+    """Local helpers that move a parameter to a device, with the parameters they move
+    (`def cuda_variable(t): return t.cuda()`). `weight.to(x.dtype)` is a cast, not a move."""
+    movers: dict[str, set[str]] = {}
+    for fn in facts.toplevel_functions.values():
+        moved = {c.receiver for c in fn.calls if c.receiver in fn.params and _moves_device(c.node)}
+        if moved:
+            movers[fn.name] = moved
+    return movers
+
+
+def _args_bound_to(call: cst.Call, params: set[str] | None, all_params: tuple[str, ...] | None) -> list[cst.Arg]:
+    """The arguments that arrive as `params` (every argument when the helper is known only by name)."""
+    if params is None or all_params is None:
+        return list(call.args)
+    positional = [p for p in all_params if p not in ("self", "cls")]
+    bound = []
+    for i, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
+        if i < len(positional) and positional[i] in params:
+            bound.append(arg)
+    bound += [a for a in call.args if a.keyword is not None and a.keyword.value in params]
+    return bound
+
+
+def _moves_device(call: cst.Call) -> bool:
+    """`.cuda()`, `.to(device)`, `.to(x)`: not `.to(x.dtype)`, `.to(torch.float16)` or `.to(memory_format=...)`."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    if method == "cuda":
+        return True
+    if method != "to":
+        return False
+    if keyword_arg(call, "device") is not None:
+        return True
+    positional = positional_args(call)
+    if not positional:
+        return False
+    first = (dotted_name(positional[0]) or "").lower()
+    return not (first.endswith("dtype") or first.startswith("torch.") and "device" not in first)
+
+
+def _params_of(facts) -> dict[str, tuple[str, ...]]:
+    return {name: fn.params for name, fn in facts.toplevel_functions.items()}
 
 
 def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call) -> bool:
@@ -418,8 +454,9 @@ class _UseScan(cst.CSTVisitor):
     A targeted walk of one small function, done only for forward methods and their helpers.
     """
 
-    def __init__(self, fn: FunctionInfo, movers: set[str] = frozenset()) -> None:
-        self.movers = movers
+    def __init__(self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None) -> None:
+        self.movers = movers or {}
+        self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
         self.indexing: set[int] = set()  # nodes used as a subscript index
@@ -496,9 +533,10 @@ class _UseScan(cst.CSTVisitor):
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
-        if callee in self.movers or any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS):
-            for arg in node.args:  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)
-                self.moved.add(id(arg.value))
+        by_name = any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS)
+        if callee in self.movers or by_name:
+            for arg in _args_bound_to(node, self.movers[callee] if callee in self.movers else None, self.params_of.get(callee)):
+                self.moved.add(id(arg.value))  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)
                 name = dotted_name(arg.value)
                 if name:
                     self.moved_names.add(name)

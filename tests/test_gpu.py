@@ -156,3 +156,61 @@ def test_ddp_wrapped_model_on_two_gpus(tmp_path):
         print(rank, report)
         assert report["steps"] == 12
         assert [f["check"] for f in report["findings"]] == ["sampler-epoch"]
+
+
+# What TD004 reports and what it leaves alone, checked on the device itself: each judgement the
+# rule makes about CPU tensors in forward (fixtures/rules/TD004) must match what CUDA does.
+def _cpu_index(x):
+    return x[torch.arange(x.shape[0])]
+
+
+def _cpu_mask(x):
+    return x[:, torch.arange(x.shape[1]) != 0, :]
+
+
+def _cpu_index_put(x):
+    x = x.clone()
+    x[torch.randint(0, x.shape[0], (1,))] = 0.0
+    return x
+
+
+def _cpu_topk_indices(x):
+    rows = torch.arange(x.shape[0])[..., None]
+    keep = torch.randn(x.shape[0], x.shape[1]).topk(2, dim=-1).indices
+    return x[rows, keep]
+
+
+def _cpu_and_cuda_indices(x):
+    return x[torch.arange(x.shape[0]), x[:, 0, 0].long().clamp(0, x.shape[1] - 1)]
+
+
+def _zero_dim_out_of_place(x):
+    return torch.tensor(0) + x.sum()
+
+
+def _cpu_onehot_mixed(x):
+    return torch.zeros(x.shape) * x
+
+
+def _cpu_topk_values_mixed(x):
+    best = torch.rand(x.shape[0], x.shape[1]).topk(2, dim=-1).values
+    return x[:, :2, 0] * best
+
+
+def _zero_dim_index_select(x):
+    return torch.index_select(x, 0, torch.tensor(0))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [_cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place],
+)
+def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
+    x = torch.randn(4, 5, 3, device="cuda")
+    assert pattern(x).device.type == "cuda"
+
+
+@pytest.mark.parametrize("pattern", [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select])
+def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
+    with pytest.raises(RuntimeError, match="device"):
+        pattern(torch.randn(4, 5, 3, device="cuda"))

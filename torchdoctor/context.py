@@ -18,6 +18,8 @@ class LintContext:
     def __init__(self, facts: FileFacts, project: ProjectIndex | None = None) -> None:
         self.facts = facts
         self.project = project
+        if project is not None:
+            project.inherit_star_imports(facts)
 
     @cached_property
     def training(self) -> TrainingFacts:

@@ -366,7 +366,7 @@ class DataFlow:
             return found
         if name in fn.params:
             found = set()
-            for flow, site in self._call_sites_anywhere(fn):  # main.py builds it, engine.py calls it
+            for flow, site in self.call_sites_anywhere(fn):  # main.py builds it, engine.py calls it
                 arg = self.argument_for(fn, name, site)
                 more = flow._constructors(arg, site.function, site.context.order, depth + 1) if arg is not None else None
                 if more is None:
@@ -525,7 +525,7 @@ class DataFlow:
             return found
         if name in fn.params:  # `def create_loader(datasets, samplers, ...)` in data.py, called from main.py
             found = []
-            for flow, site in self._call_sites_anywhere(fn):
+            for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
                 found.extend(flow.element_origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
@@ -619,7 +619,7 @@ class DataFlow:
             return found
         if name in fn.params:
             found = set()
-            for flow, site in self._call_sites_anywhere(fn):
+            for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
                 if arg is None:
                     return None
@@ -652,7 +652,7 @@ class DataFlow:
             return found
         if name in fn.params:
             found = []
-            for flow, site in self._call_sites_anywhere(fn):
+            for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
                 more = flow.instances_of(arg, site.function, site.context.order, depth + 1) if arg is not None else None
                 if more is None:
@@ -661,7 +661,7 @@ class DataFlow:
             return found or None
         return None
 
-    def _call_sites_anywhere(self, fn: FunctionInfo) -> list:
+    def call_sites_anywhere(self, fn: FunctionInfo) -> list:
         """(flow, call) for the calls of `fn` in this file, or else in the project's other files
         (`from evaluation import evaluate` in main.py)."""
         here = self.call_sites(fn)

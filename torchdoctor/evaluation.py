@@ -25,7 +25,7 @@ _EVAL_NAME = re.compile(
     r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|inference|score)$"
-    r"|^_*(test|predict|inference|infer)_[a-z0-9_]+$"  # test_multi, predict_batch: still run only on data passed in
+    r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
     r"|eval|valid|^estimate_loss$",
     re.I,
 )
@@ -135,7 +135,7 @@ class Evaluation:
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
-                if fn.cls is not None and self._shared_with_training(fn):
+                if self._shared_with_training(fn):
                     continue  # a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls:
@@ -163,9 +163,12 @@ class Evaluation:
         if method.loops:
             return False
         project = self.training.project
-        callers = project.method_callers(self.facts, method.name) if project is not None else [
-            (self.facts, c) for c in self.facts.calls if c.dotted == f"self.{method.name}"
-        ]
+        if method.cls is None:  # a plain function: its calls here, or from other files of the project
+            callers = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(method)]
+        elif project is not None:
+            callers = project.method_callers(self.facts, method.name)
+        else:
+            callers = [(self.facts, c) for c in self.facts.calls if c.dotted == f"self.{method.name}"]
         for facts, call in callers:
             caller = call.function
             if caller is method or caller.is_module or _EVAL_NAME.search(caller.name):
@@ -175,8 +178,8 @@ class Evaluation:
             ):
                 continue  # called for its side effects
             judge = self if facts is self.facts else self.for_file(facts)
-            if _TRAINING_NAME.search(caller.name) or judge._has_training(caller):
-                return True
+            if _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
+                return True  # (a script's main() that trains through helpers, then predicts, does not count)
         return False
 
     def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
@@ -191,12 +194,21 @@ class Evaluation:
                 continue
             if self._runs_through_method(c):
                 # model.forward(x), model.encode(x), tacotron.infer(seq)
-                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function)))
+                method = self._model_method(c)
+                off = method is not None and self._sets_grad_mode(method)  # `@torch.no_grad() def sample(self, ...)`
+                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
+                continue
+            if c.method == "generate" and self._runs_through_method(c, generating=True):
+                # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
+                # Hugging Face's generate runs under no_grad; a project's own generate may not.
+                method = self._model_method(c)
+                off = method is None or self._sets_grad_mode(method)
+                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
             helper = self.facts.resolve_function(c)
             if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
-            shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.cls and c.receiver == "self")
+            shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
                 inner = next((r for r in self.model_runs(helper, depth + 1) if r.model.split(".", 1)[0] not in helper.params or r.model.startswith("self.")), None)
                 if inner is not None:
@@ -219,22 +231,31 @@ class Evaluation:
                     break
         return runs
 
-    def _runs_through_method(self, call: CallInfo) -> bool:
+    def _runs_through_method(self, call: CallInfo, generating: bool = False) -> bool:
         """`model.encode(x)`, `tacotron2_model.infer(seq)`: a model method that computes with the
-        model's layers. `generate` is left out: Hugging Face runs it under no_grad already."""
+        model's layers. `generate` only when asked (`generating`): Hugging Face runs it under no_grad
+        already, so it matters for the mode, not for gradients."""
         receiver = call.receiver
-        if not receiver or receiver == "self" or not call.method or not _RUN_METHOD.match(call.method):
+        pattern = re.compile("generate$") if generating else _RUN_METHOD
+        if not receiver or receiver == "self" or not call.method or not pattern.match(call.method):
             return False
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             if not self.training.is_module_class(inst.facts, inst.cls):
                 return False
             method = self._method_of(inst.facts, inst.cls, call.method)
-            return method is None or not _sets_own_modes(method)
+            return method is None or not _sets_own_eval(method)
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
-        return bool(named) and bool(_NAMED_RUN_METHOD.match(call.method))
+        return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
+
+    def _model_method(self, call: CallInfo) -> FunctionInfo | None:
+        """The method `model.sample(...)` runs, when the model's class is known."""
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        if inst is None or inst.cls is None:
+            return None
+        return self._method_of(inst.facts, inst.cls, call.method)
 
     def _method_of(self, facts, cls, name: str, depth: int = 0) -> FunctionInfo | None:
         """A method of a class or of its base classes, in this file or another file of the project."""
@@ -297,7 +318,15 @@ class Evaluation:
         if callee is None:
             return False
         _, param = self._model_arg(callee, call, model)
-        return param is not None and any(i.method == "eval" and i.receiver == param for i in callee.calls)
+        if param is not None:
+            return any(i.method == "eval" and i.receiver == param for i in callee.calls)
+        if call.receiver == "self" and model.startswith("self."):
+            # `self.set_model_mode('eval')`: a trainer method that switches its own models (`self._models[n].eval()`)
+            switches = {i.method for i in callee.calls if i.method in ("eval", "train") and _rooted_at_self(i.node.func)}
+            if switches == {"eval"}:
+                return True
+            return "eval" in switches and any(_is_eval_word(a.value) for a in call.node.args)
+        return False
 
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
@@ -380,9 +409,9 @@ class Evaluation:
     def modes(self) -> "ModeLayers":
         return ModeLayers(self.training, self.flow)
 
-    def _has_training(self, fn: FunctionInfo) -> bool:
+    def _has_training(self, fn: FunctionInfo, depth: int = 2) -> bool:
         """Backward, an optimizer step or autograd.grad anywhere in fn or the helpers it calls."""
-        for call in self._calls_with_helpers(fn):
+        for call in self._calls_with_helpers(fn, depth):
             event = self.training.event_of(call)
             if event is not None and event[0] in ("backward", "step"):
                 return True
@@ -561,6 +590,20 @@ class Evaluation:
         return "eval" if last_eval > last_train else "train"
 
 
+def _rooted_at_self(func: cst.BaseExpression) -> bool:
+    """`self._models[name].eval`, `self.model.eval`: a method of something the instance holds."""
+    node = func.value if isinstance(func, cst.Attribute) else func
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _is_eval_word(value: cst.BaseExpression) -> bool:
+    return (isinstance(value, cst.SimpleString) and value.evaluated_value in ("eval", "test")) or (
+        isinstance(value, cst.Name) and value.value == "False"
+    )
+
+
 def _holds(value: cst.BaseExpression | None, call: cst.Call) -> bool:
     """`out, y = self.predict(b)`, `return self.predict(b)[0]`: the value is the call's result."""
     while isinstance(value, (cst.Subscript, cst.Attribute)):
@@ -568,15 +611,10 @@ def _holds(value: cst.BaseExpression | None, call: cst.Call) -> bool:
     return value is call
 
 
-def _sets_own_modes(method: FunctionInfo) -> bool:
-    """`@nograd def predict(self, imgs): self.eval() ...`: a model method that switches itself to eval
-    mode (or off gradients), so its callers need not."""
-    if any("grad" in (d or "").lower() for d in method.decorators):
-        return True
-    return any(
-        (c.method == "eval" and c.receiver == "self") or any(is_no_grad_name(w) for w in c.context.withs)
-        for c in method.calls
-    )
+def _sets_own_eval(method: FunctionInfo) -> bool:
+    """`def predict(self, imgs): self.eval() ...`: a model method that switches itself to eval mode,
+    so its callers need not. (One that only disables gradients still runs in the caller's mode.)"""
+    return any(c.method == "eval" and c.receiver == "self" for c in method.calls)
 
 
 def _enters_no_grad(call: cst.Call) -> bool:

@@ -166,6 +166,14 @@ class FunctionInfo:
     def is_module(self) -> bool:
         return self.node is None
 
+    def self_class(self) -> "ClassInfo | None":
+        """The class whose `self` this function sees: its own, or, for a closure defined in a method,
+        the method's."""
+        fn: FunctionInfo | None = self
+        while fn is not None and fn.cls is None and not fn.is_module:
+            fn = fn.parent
+        return fn.cls if fn is not None else None
+
     def assigned_names(self) -> set[str]:
         """Every name this function assigns (a local unless declared global or nonlocal)."""
         return {t for a in self.assigns for t in a.targets}
@@ -266,8 +274,9 @@ class FileFacts:
             return self.toplevel_functions.get(name)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = func.value.value
-            if owner in ("self", "cls") and scope is not None and scope.cls is not None:
-                return self.find_method(scope.cls, func.attr.value)
+            owning = scope.self_class() if scope is not None else None
+            if owner in ("self", "cls") and owning is not None:
+                return self.find_method(owning, func.attr.value)
         return None
 
     def find_method(self, cls: ClassInfo, name: str, _seen: frozenset = frozenset()) -> FunctionInfo | None:

@@ -102,6 +102,24 @@ class ProjectIndex:
                 return found
         return None
 
+    def inherit_star_imports(self, facts: FileFacts) -> None:
+        """`from .network_utils import *` where network_utils says `import torch.nn as nn`: the star
+        brings `nn` too, so `nn.Linear` here qualifies to `torch.nn.Linear`. Names the file defines or
+        imports itself win."""
+        if facts.path == "<string>" or not facts.star_imports:
+            return
+        here = Path(facts.path)
+        pending = [(here, module, 0) for module in facts.star_imports]
+        while pending:
+            importer, module, depth = pending.pop()
+            other = self.module_facts(importer, module) if depth <= 3 else None
+            if other is None:
+                continue
+            for local, target in other.imports.items():
+                if local not in facts.classes and local not in facts.toplevel_functions:
+                    facts.imports.setdefault(local, target)
+            pending.extend((Path(other.path), star, depth + 1) for star in other.star_imports)
+
     def _definition_in(self, importer: Path, module: str, name: str, depth: int):
         if depth > 3:
             return None

@@ -300,12 +300,15 @@ class TrainingFacts:
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
-        helper = self.facts.toplevel_functions.get(dotted_name(node.func) or "")
-        if helper is not None and depth < 2:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
-            returned = {dotted_name(r.value) for r, _ in helper.returns if r.value is not None}
+        helper, here = self._helper_function(dotted_name(node.func)) if depth < 2 else (None, False)
+        if helper is not None:
+            values = [r.value for r, _ in helper.returns if r.value is not None]
+            returned = {dotted_name(v) for v in values}
             for param, arg in zip(helper.params, node.args):
-                if arg.keyword is None and returned == {param}:
+                if arg.keyword is None and returned == {param}:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
                     return self.constructs_module(arg.value, depth + 1)
+            if here and values and all(self.constructs_module(v, depth + 1) for v in values):
+                return True  # `def _create_block(bt): return ResidualBlock(width, heads)` inside __init__
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
             copied = (dotted_name(node.args[0].value) or "").rsplit(".", 1)[-1]
             return bool(_LAYER_NAME.search(copied)) or self.constructs_module(node.args[0].value, depth + 1)
@@ -317,6 +320,20 @@ class TrainingFacts:
         last = (name or "").rsplit(".", 1)[-1]
         head = (name or "").split(".", 1)[0]
         return head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
+
+
+    def _helper_function(self, name: str | None) -> tuple[FunctionInfo | None, bool]:
+        """(a plain function called `name`: one defined in this file, at any depth, or imported from the
+        project; whether it is in this file)."""
+        if not name or "." in name or name in self.facts.classes:
+            return None, False
+        local = [f for f in self.facts.functions if f.name == name and f.cls is None and not f.is_module]
+        if local:
+            return (local[0], True) if len(local) == 1 else (None, False)
+        found = self.project.resolve_imported(self.facts, name) if self.project is not None else None
+        if found is not None and isinstance(found[1], FunctionInfo):
+            return found[1], False  # `from .network_utils import *` ... `layer_init(nn.Linear(d, n))`
+        return None, False
 
 
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
