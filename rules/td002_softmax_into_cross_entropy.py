@@ -14,10 +14,11 @@ class SoftmaxIntoCrossEntropy(Rule):
     code = "TD002"
     name = "softmax-into-cross-entropy"
     severity = "error"
-    summary = "Softmax/log_softmax output passed to CrossEntropyLoss, or sigmoid output to BCEWithLogitsLoss"
+    summary = "Softmax/log_softmax output passed to CrossEntropyLoss, or sigmoid/softmax output to BCEWithLogitsLoss"
     rationale = """
         `nn.CrossEntropyLoss` and `F.cross_entropy` apply `log_softmax` to their input
         themselves; `BCEWithLogitsLoss` applies `sigmoid`. Feeding them probabilities
+        (softmax or sigmoid output)
         squashes the values twice: the loss can never reach zero, gradients shrink as
         the model grows confident, and training stalls at a mediocre accuracy without
         any error. (A `log_softmax` output is left unchanged by a second `log_softmax`,
@@ -95,10 +96,10 @@ class SoftmaxIntoCrossEntropy(Rule):
                         else " (the second one is redundant); pass the logits, or use NLLLoss on log-probabilities"
                     ),
                 )
-            elif loss == "BCEWithLogitsLoss" and kind == SIGMOID:
+            elif loss == "BCEWithLogitsLoss" and kind in (SIGMOID, SOFTMAX):
                 yield ctx.report(
                     call.node,
-                    f"'{what}' is sigmoid output, but BCEWithLogitsLoss applies sigmoid itself: "
+                    f"'{what}' is {kind} output, but BCEWithLogitsLoss applies sigmoid itself: "
                     "the probabilities are squashed twice and training stalls; pass the logits",
                 )
 

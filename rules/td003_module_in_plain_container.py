@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import AssignInfo, dotted_name, names_in
+from torchdoctor.facts import AssignInfo, dotted_name, exclusive_branches, names_in
+from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
 _REGISTERING = {"ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "ParameterList"}
@@ -74,14 +75,16 @@ class ModuleInPlainContainer(Rule):
             methods = list(cls.methods.values())
             assigns = [a for m in methods for a in m.assigns]
             calls = [c for m in methods for c in m.calls]
-            registered = set()
+            registering: dict[str, list] = {}  # name -> the calls that register what it holds
             for call in calls:
                 last = (call.dotted or "").rsplit(".", 1)[-1]
                 if last in _REGISTERING:
-                    for arg in call.node.args:
-                        registered |= names_in(arg.value)
+                    names = {n for arg in call.node.args for n in names_in(arg.value)}
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
-                    registered |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
+                    names |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
+                    for name in names:
+                        registering.setdefault(name, []).append(call)
+            registered = set(registering)
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
             filled_with_modules = set()
             for call in calls:
@@ -95,12 +98,12 @@ class ModuleInPlainContainer(Rule):
                     if a.augmented == "AddAssign" and a.value is not None and _holds_module(training, a.value):
                         filled_with_modules.add(t)  # `self.heads += [nn.Linear(...)]`
             local_sources = _local_container_sources(assigns)
-            for a in assigns:
-                if len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.value is None or a.augmented:
-                    continue  # `+=` extends what the attribute already is: its first assignment decides
-                attr = a.targets[0]
-                if attr in registered:
-                    continue
+            for a, attr in _attribute_assignments(assigns):
+                if attr in registered and any(
+                    c.function is not a.function or not exclusive_branches(c.context.branches, a.context.branches)
+                    for c in registering[attr]
+                ):
+                    continue  # wrapped later; but `if ...: self.x = [...] else: ...; self.x = nn.ModuleList(self.x)` is not
                 value = a.value
                 kind = _container_kind(value)
                 holds = kind is not None and _holds_module(training, value)
@@ -112,7 +115,7 @@ class ModuleInPlainContainer(Rule):
                     )
                     if value.value not in registered and made_as_container:
                         holds, kind = True, local_sources.get(value.value, "list")
-                if not holds:
+                if not holds or _only_stateless(ctx, value):
                     continue
                 yield ctx.report(
                     a.node,
@@ -120,6 +123,21 @@ class ModuleInPlainContainer(Rule):
                     f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
                     replace=_wrap_fix(ctx, value, kind),
                 )
+
+
+def _attribute_assignments(assigns: list[AssignInfo]):
+    """(assignment, `self.` attribute) for plain assignments, and the first attribute of a chained one
+    (`self.a = self.b = [...]`: one list, one finding); not `+=`, which extends what the attribute
+    already is (its first assignment decides)."""
+    for a in assigns:
+        if a.value is None or a.augmented:
+            continue
+        chained = isinstance(a.node, cst.Assign) and len(a.node.targets) > 1
+        if len(a.targets) != 1 and not chained:
+            continue
+        attr = next((t for t in a.targets if t.startswith("self.")), None)
+        if attr is not None:
+            yield a, attr
 
 
 def _container_kind(value: cst.BaseExpression) -> str | None:
@@ -156,6 +174,24 @@ def _holds_module(training, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "tuple", "dict") and value.args:
         return _holds_module(training, value.args[0].value)
     return False
+
+
+def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
+    """Every element is a project module with no parameters, buffers or mode of its own
+    (`[series_decomp(k) for k in kernels]`, a moving average): nothing is lost in a plain list."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        elements = [value.elt]
+    elif isinstance(value, cst.DictComp):
+        elements = [value.value]
+    elif isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
+        elements = [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))]
+    else:
+        return False
+    for element in elements:
+        found = lookup_class(ctx.project, ctx.facts, dotted_name(element.func)) if isinstance(element, cst.Call) else None
+        if found is None or not ctx.training.is_stateless_module_class(found[0], found[1]):
+            return False
+    return bool(elements)
 
 
 def _local_container_sources(assigns: list[AssignInfo]) -> dict[str, str]:

@@ -15,6 +15,7 @@ _FACTORIES = {
 }
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_"}
+_COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
 # Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
@@ -112,7 +113,7 @@ class TensorCreatedInForward(Rule):
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
-            if forward is None or not (autograd or training.is_module_class(facts, cls)):
+            if forward is None or not (autograd or training.is_module_class(facts, cls)) or _takes_host_data(facts, forward):
                 continue
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn):
@@ -134,6 +135,17 @@ class TensorCreatedInForward(Rule):
                     "to be on the same device'; create it with `device=` from the input"
                 )
         target = uses.assigned_name(call.node)
+        collective = next(
+            (c for c in fn.calls if (c.qualname or "").rsplit(".", 1)[-1] in _COLLECTIVES
+             and (c.qualname or "").startswith("torch.distributed.")
+             and any(a.value is call.node or (target and dotted_name(a.value) == target) for a in c.node.args)),
+            None,
+        )
+        if collective is not None:
+            return (
+                f"is a CPU tensor handed to `{collective.dotted}`: the NCCL backend of GPU training accepts only "
+                "CUDA tensors and raises; create it with `device=` from the input"
+            )
         if target is not None and any(a.augmented and a.targets == (target,) for a in fn.assigns):
             return (
                 f"starts '{target}' as a CPU tensor and accumulates into it in place: `{target} += ...` with a "
@@ -196,6 +208,17 @@ class TensorCreatedInForward(Rule):
             )
 
 
+def _takes_host_data(facts, forward: FunctionInfo) -> bool:
+    """`def forward(self, img: Image.Image)`: a data transform run by the loader's CPU workers."""
+    if forward.node is None:
+        return False
+    params = [p for p in forward.node.params.params if p.name.value not in ("self", "cls")]
+    if not params or params[0].annotation is None:
+        return False
+    text = facts.module.code_for_node(params[0].annotation.annotation)
+    return any(word in text for word in ("Image", "PIL", "ndarray"))
+
+
 def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
     """`torch.index_select(x, 1, idx)`, `x.gather(1, idx)`, or a module whose forward does that (`self.pool`)."""
     name = (dotted_name(user.func) or "").rsplit(".", 1)[-1]
@@ -215,10 +238,14 @@ def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`torch.arange(b).unsqueeze(-1).long()`: the node, then each receiver down the reshaping methods,
     ending at the tensor they all reshape."""
     chain = [node]
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING:
-        node = node.func.value
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING:
+            node = node.func.value
+        elif isinstance(node, cst.Subscript):  # `torch.arange(b)[:, None, None]`
+            node = node.value
+        else:
+            return chain
         chain.append(node)
-    return chain
 
 
 _SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter_", "masked_fill_", "index_fill_"}
@@ -250,6 +277,8 @@ def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         return _value_calls(node.left, depth + 1) + _value_calls(node.right, depth + 1)
     if isinstance(node, cst.UnaryOperation):
         return _value_calls(node.expression, depth + 1)
+    if isinstance(node, cst.Subscript):  # `torch.arange(h)[None, :, None]`
+        return _value_calls(node.value, depth + 1)
     if isinstance(node, (cst.List, cst.Tuple)):  # torch.cat([torch.ones(b), torch.zeros(b)]).to(x.device)
         return [c for e in node.elements for c in _value_calls(e.value, depth + 1)]
     if isinstance(node, cst.Comparison):  # x[:, torch.arange(n) != cls_pos]: a CPU mask
@@ -470,9 +499,9 @@ class _UseScan(cst.CSTVisitor):
         self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
         self.guarded: set[int] = set()  # `.cuda()` calls chosen by a device test in a conditional expression
         for a in fn.assigns:
-            if len(a.targets) != 1:
-                continue
             value = a.value
+            if len(a.targets) != 1 and not isinstance(value, cst.Call):
+                continue
             if isinstance(value, cst.IfExp):  # `c = torch.zeros(n) if cell else None`
                 for branch in (value.body, value.orelse):
                     if isinstance(branch, cst.Call):
@@ -481,22 +510,38 @@ class _UseScan(cst.CSTVisitor):
                 for operand in (value.left, value.right):
                     if isinstance(operand, cst.Call):
                         self.targets[id(operand)] = a.targets[0]
-            elif isinstance(value, cst.Call):
+            elif isinstance(value, cst.Call) and len(a.targets) == 1:
                 for part in _shaping_chain(value):  # `idx = torch.Tensor([]).long()`
                     self.targets[id(part)] = a.targets[0]
                 if (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Variable" and value.args:
                     self.targets[id(value.args[0].value)] = a.targets[0]  # `v = Variable(torch.Tensor(...))`
+            elif len(a.targets) > 1 and isinstance(value, cst.Call):
+                # `mesh_a, mesh_b = torch.meshgrid(torch.arange(n), torch.arange(m))`: the outputs stand for
+                # the factories, under the first name; what happens to either happens to the group
+                for arg in value.args:
+                    for part in _shaping_chain(arg.value):
+                        self.targets[id(part)] = a.targets[0]
         self._tracked = set(self.targets.values())
         # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
         # `targets = zeros.scatter_(1, y, 1)`, `keep = rand.topk(k).indices`, `b = b[..., None]`.
         self.derived_from: dict[str, set[str]] = {}
         self._derive_reads: set[int] = set()
         for a in fn.assigns:
+            if len(a.targets) > 1 and a.targets[0] in self._tracked and isinstance(a.value, cst.Call):
+                for other in a.targets[1:]:
+                    self.derived_from.setdefault(other, set()).add(a.targets[0])
+                    self._tracked.add(other)
             base = _derivation_base(a.value) if len(a.targets) == 1 else None
             if base is not None and base.value in self._tracked:
                 self._derive_reads.add(id(base))
                 self.derived_from.setdefault(a.targets[0], set()).add(base.value)
                 self._tracked.add(a.targets[0])
+        for loop in fn.loops:  # `for idx in perm: z[idx + i * bs] = ...`: rows of a tracked tensor
+            it = loop.node.iter if isinstance(loop.node, cst.For) else None
+            if isinstance(it, cst.Name) and it.value in self._tracked and isinstance(loop.node.target, cst.Name):
+                self._derive_reads.add(id(it))
+                self.derived_from.setdefault(loop.node.target.value, set()).add(it.value)
+                self._tracked.add(loop.node.target.value)
         if fn.node is not None:
             fn.node.body.visit(self)
         self._follow_derivations()
@@ -621,6 +666,13 @@ class _UseScan(cst.CSTVisitor):
             v = getattr(v, "value", v)
             if isinstance(v, cst.Name):
                 self._returned.add(id(v))
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.iter.visit(self)  # the loop variable is written, not read
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         if isinstance(node.target, cst.Subscript):  # `x[torch.randint(0, n, (1,))] = True`: an index is read

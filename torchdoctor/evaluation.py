@@ -22,7 +22,7 @@ from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
 _EVAL_NAME = re.compile(
-    r"^_*(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
+    r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|inference|score)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
@@ -510,12 +510,17 @@ class Evaluation:
         return True
 
     def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int) -> bool:
+        """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
+        returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
+        train() finds the model training)."""
+        judge = self if facts is self.facts else self.for_file(facts)
         for m in cls.methods.values():
-            if m is skip:
-                continue
+            if m is skip or (_EVAL_NAME.search(m.name) and judge.model_runs(m)):
+                continue  # another evaluation pass (`predict()` beside `test()`) runs after, not before
             for c in m.calls:
                 if (c.method == "eval" and c.receiver in (model, "self")) or (c.method == "train" and _is_false_arg(c.node)):
-                    return True
+                    if judge._last_mode(m, model, 1 << 62) != "train":
+                        return True
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:

@@ -143,7 +143,8 @@ class TrainingFacts:
         fn = call.function
         if call.qualname and call.qualname.startswith("torch.distributed.autograd."):
             return None  # distributed autograd keeps gradients per context: nothing to reset
-        if m in ("backward", "backwards", "manual_backward") or call.qualname == "torch.autograd.backward":
+        if m is not None and m.endswith(("backward", "backwards")) and "hook" not in m or call.qualname == "torch.autograd.backward":
+            # `loss.backward()`, `self.backwards(loss)`, Lightning's `manual_backward`, DINOv2's `model.forward_backward(data)`
             return "backward", None
         if m is not None and m.startswith("step_") and call.receiver is not None and self.is_optimizer(call.receiver):
             return "step", self.canonical(call.receiver, fn)  # ScheduledOptim.step_and_update_lr()
@@ -277,9 +278,46 @@ class TrainingFacts:
                     return True
             if base.startswith("transformers.") and base.endswith(("PreTrainedModel", "Model")):
                 return True  # Hugging Face models are nn.Modules
+            if _LIBRARY_MODULE.match(base) and not base.endswith(("Weights", "Enum")):
+                return True  # `vision_transformer.Encoder` (torchvision), mmseg's `BaseSegmentor`: library modules
             if base.rsplit(".", 1)[-1].endswith("Module"):
                 return True
         return False
+
+    def is_stateless_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
+        """A module with no parameters, buffers or train/eval behaviour of its own (Autoformer's
+        `series_decomp`: an AvgPool and arithmetic): keeping it in a plain list loses nothing."""
+        if depth > 4 or any(base not in ("torch.nn.Module", "torch.nn.modules.module.Module") for base in cls.bases):
+            return False
+        for method in cls.methods.values():
+            for call in method.calls:
+                q = call.qualname or ""
+                if call.method in ("register_buffer", "register_parameter") or q.rsplit(".", 1)[-1] == "Parameter":
+                    return False
+                if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                    if not _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]):
+                        return False
+                    continue
+                found = lookup_class(self.project, facts, call.dotted) if call.dotted else None
+                if found is not None and self.is_module_class(found[0], found[1]):
+                    if not self.is_stateless_module_class(found[0], found[1], depth + 1):
+                        return False
+            for a in method.assigns:  # `self.conv = self.conv_layer(...)`: a class handed in may hold anything
+                if any(t.startswith("self.") for t in a.targets) and isinstance(a.value, cst.Call):
+                    if not self._plainly_stateless_value(facts, a.value, depth):
+                        return False
+        return not any("self.training" in facts.module.code_for_node(m.node) for m in cls.methods.values() if m.node)
+
+    def _plainly_stateless_value(self, facts: FileFacts, value: cst.Call, depth: int) -> bool:
+        q = facts.qualify(value.func) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("torch."):
+            return _STATELESS_LAYER.match(last) is not None if last[:1].isupper() else True  # a layer, or a tensor
+        name = dotted_name(value.func)
+        if name in _BUILTIN_VALUES:
+            return True
+        found = lookup_class(self.project, facts, name) if name else None
+        return found is not None and self.is_stateless_module_class(found[0], found[1], depth + 1)
 
     def constructs_module(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project, or
@@ -336,6 +374,15 @@ class TrainingFacts:
         return None, False
 
 
+_BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set", "len", "max", "min", "abs", "round", "range"}
+_STATELESS_LAYER = re.compile(
+    r"(\w*Pool\dd|\w*Pad\dd|ReLU\d*|LeakyReLU|GELU|SiLU|ELU|Mish|Sigmoid|Tanh|Softmax(2d)?|LogSoftmax|"
+    r"Softplus|Hardtanh|Hardswish|Hardsigmoid|LogSigmoid|Flatten|Unflatten|Identity|Upsample\w*|PixelShuffle|PixelUnshuffle)$"
+)
+_LIBRARY_MODULE = re.compile(
+    r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
+    r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
+)
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
 
 
