@@ -135,10 +135,9 @@ class Evaluation:
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
-                if self._shared_with_training(fn):
-                    continue  # a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
-                if calls:
+                if calls and not self._shared_with_training(fn):
+                    # (not a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation)
                     out.append(EvalPass(fn, calls, True))
         for fn in self.facts.functions:
             if any(p.function is fn for p in out):
