@@ -85,6 +85,12 @@ class ModuleInPlainContainer(Rule):
                     for name in names:
                         registering.setdefault(name, []).append(call)
             registered = set(registering)
+            # `Encoder(mha=self.shared[i])`, `build_attention(shared=self.compress[0])`: the list only holds
+            # layers that other modules take in (and register); a plain list keeps them from being registered twice
+            handed_on = {
+                dotted_name(arg.value.value) for call in calls for arg in call.node.args
+                if isinstance(arg.value, cst.Subscript) and dotted_name(arg.value.value)
+            }
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
             filled_with_modules = set()
             for call in calls:
@@ -99,6 +105,8 @@ class ModuleInPlainContainer(Rule):
                         filled_with_modules.add(t)  # `self.heads += [nn.Linear(...)]`
             local_sources = _local_container_sources(assigns)
             for a, attr in _attribute_assignments(assigns):
+                if attr in handed_on:
+                    continue
                 if attr in registered and any(
                     c.function is not a.function or not exclusive_branches(c.context.branches, a.context.branches)
                     for c in registering[attr]

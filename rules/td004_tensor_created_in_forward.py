@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchdoctor.evaluation import is_test_file
@@ -191,13 +193,20 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
+            if _is_zero_size(call.node):
+                continue  # `torch.empty(0)`: a placeholder for an argument that is not used (TorchScript's None)
             if device_aware or id(call.node) in uses.moved or id(call.node) in uses.indexing:
                 continue
-            if _read_as_host_scalar(ctx.facts, fn, call.node):
-                continue
             target = uses.assigned_name(call.node)
+            if _read_as_host_scalar(ctx.facts, fn, call.node, target):
+                continue
             if target is not None and (target in uses.moved_names or uses.only_cpu_side(target, call.node)):
                 continue
+            carrier = uses.carried_by.get(id(call.node))
+            if carrier in uses.moved_names:
+                continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
+            if carrier and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
+                continue  # `neg = neg + torch.arange(b)[:, None] * high` on the host, then only an index
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
                 call.node,
@@ -249,6 +258,22 @@ def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 _SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter_", "masked_fill_", "index_fill_"}
+
+
+def _read_names(node: cst.CSTNode) -> set[str]:
+    """Plain names read in an expression (not attribute names, not called functions' names)."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(_V())
+    return found
 
 
 def _derivation_base(value: cst.BaseExpression) -> cst.Name | None:
@@ -384,14 +409,18 @@ def _params_of(facts) -> dict[str, tuple[str, ...]]:
     return {name: fn.params for name, fn in facts.toplevel_functions.items()}
 
 
-def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call) -> bool:
+def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str | None = None) -> bool:
     """`helper(x, torch.IntTensor([n]))` where helper only reads `param[0]`: a host-side number.
 
-    (WaveGlow's `fused_add_tanh_sigmoid_multiply(a, b, n_channels)` slices with `n_channels[0]`.)
+    (WaveGlow's `fused_add_tanh_sigmoid_multiply(a, b, n_channels)` slices with `n_channels[0]`; the
+    tensor may be passed by the name it was given.)
     """
     for call in fn.calls:
         positional = [a for a in call.node.args if a.keyword is None and not a.star]
-        index = next((i for i, a in enumerate(positional) if a.value is factory), None)
+        index = next(
+            (i for i, a in enumerate(positional) if a.value is factory or (target and dotted_name(a.value) == target)),
+            None,
+        )
         if index is None:
             continue
         helper = facts.resolve_function(call)
@@ -448,6 +477,17 @@ def _is_sequence_literal(call: cst.Call) -> bool:
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
 
 
+def _is_zero_size(call: cst.Call) -> bool:
+    """`torch.empty(0)`, `torch.empty([0])`, `torch.zeros((0,))`: no elements at all."""
+    args = positional_args(call)
+    if len(args) != 1:
+        return False
+    size = args[0]
+    if isinstance(size, (cst.List, cst.Tuple)) and len(size.elements) == 1:
+        size = size.elements[0].value
+    return isinstance(size, cst.Integer) and size.evaluated_value == 0
+
+
 def _is_zero_dim_size(call: cst.Call) -> bool:
     args = positional_args(call)
     return len(args) == 1 and isinstance(args[0], cst.Tuple) and not args[0].elements
@@ -475,6 +515,151 @@ def _device_fix(ctx, call: cst.Call, forward: FunctionInfo):
         )
     )
     return call, call.with_changes(args=args)
+
+
+_METADATA_ATTRS = {"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad", "training", "batch_size"}
+_METADATA_CALLS = {"size", "dim", "numel", "item", "tolist", "element_size", "stride", "data_ptr", "get_device", "shape_as_tensor"}
+_HOST_BUILTINS = {"len", "int", "float", "bool", "isinstance", "range", "str", "print", "hasattr", "getattr"}
+
+
+class _DeviceValues:
+    """Which values in a function live on the model's device: its tensor parameters (the input), the
+    model's own layers, parameters and buffers (`self.proj(x)`, `self.weight`), and what is computed
+    from them. A statement that touches none of them computes on the host only: CPU tensors meeting
+    there (`neg = neg + torch.arange(b)[:, None] * high`) meet nothing on the GPU."""
+
+    def __init__(self, fn: FunctionInfo) -> None:
+        self.attrs = _device_attributes(fn.cls)
+        # `reward = reward.to("cpu")`: the function moved it to the host on purpose, to compute there
+        host = {t for a in fn.assigns if a.value is not None and _brought_to_host(a.value) for t in a.targets}
+        params = [p for p in fn.params if p not in ("self", "cls", "ctx", *host) and not _host_parameter(fn, p)]
+        # the parameters used as tensors: in arithmetic, or with tensor methods (not a dict's or a list's)
+        self.names: set[str] = _arithmetic_operands(fn) & set(params)
+        for c in fn.calls:
+            receiver = c.receiver or ""
+            if receiver in params and c.method in _TENSOR_METHODS:
+                self.names.add(receiver)  # `y.view(...)`, `x.transpose(1, 2)`: a tensor input
+            if (c.qualname or "").startswith("torch.") or (c.dotted or "").startswith("self."):
+                self.names |= {dotted_name(a.value) for a in c.node.args if dotted_name(a.value) in params}
+        for a in fn.assigns:
+            if isinstance(a.value, cst.Subscript) and dotted_name(a.value.value) in params:
+                self.names.add(dotted_name(a.value.value))
+        for _ in range(2):  # what is computed from them, in any order the loops allow
+            for a in fn.assigns:
+                if a.value is not None and self.touches(a.value) and not _brought_to_host(a.value):
+                    self.names.update(
+                        t for t in a.targets
+                        if "." not in t and not t.endswith("[]") and t not in host and not _HOST_PARAM.search(t)
+                    )  # (`batch_size = td.batch_size[0]` is a number)
+
+    def touches(self, node: cst.CSTNode) -> bool:
+        found = False
+        names, attrs = self.names, self.attrs
+
+        class _V(cst.CSTVisitor):
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                nonlocal found
+                if n.attr.value in _METADATA_ATTRS:
+                    return False
+                d = dotted_name(n) or ""
+                if d.startswith("self.") and d.split(".")[1] in attrs:
+                    found = True
+                return True
+
+            def visit_Call(self, n: cst.Call) -> bool:
+                nonlocal found
+                func = n.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
+                    return False
+                if isinstance(func, cst.Name) and func.value in _HOST_BUILTINS:
+                    return False
+                d = dotted_name(func) or ""
+                if d.startswith("self.") and d.count(".") == 1 and d != "self.training":
+                    found = found or d.split(".")[1] in attrs or not d.split(".")[1].startswith("_")
+                return True
+
+            def visit_Name(self, n: cst.Name) -> None:
+                nonlocal found
+                if n.value in names:
+                    found = True
+
+        node.visit(_V())
+        return found
+
+
+_HOST_PARAM = re.compile(
+    r"^(n|k|i|j|num|bsz|size|dim|step|steps|epoch|mode|length|padding_count|incremental_state)$"
+    r"|^(n|num)_\w+|_(size|dim|len|length|count|idx|index|id|ids|mode|steps?|ratio|rate|prob|p)$"
+)
+
+
+def _host_parameter(fn: FunctionInfo, name: str) -> bool:
+    """A parameter that is plainly a number or a setting: annotated so, or named so (`num`, `seq_len`)."""
+    if fn.node is not None:
+        for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
+            if param.name.value == name and param.annotation is not None:
+                text = cst.Module([]).code_for_node(param.annotation.annotation)
+                return text in ("int", "float", "bool", "str") or text.startswith(("Optional[int", "Optional[bool"))
+    return bool(_HOST_PARAM.search(name))
+
+
+_TENSOR_METHODS = {
+    "view", "reshape", "transpose", "permute", "unsqueeze", "squeeze", "flatten", "contiguous", "to", "float",
+    "half", "long", "int", "bool", "matmul", "bmm", "mm", "sum", "mean", "masked_fill", "masked_fill_", "expand",
+    "expand_as", "repeat", "chunk", "split", "softmax", "log_softmax", "sigmoid", "tanh", "exp", "log", "abs",
+    "clamp", "norm", "new_zeros", "new_ones", "new_full", "new_empty", "type_as", "gather", "index_select",
+    "narrow", "unfold", "detach", "clone", "cuda", "cpu", "numpy", "argmax", "max", "min", "topk", "t", "mul", "add",
+}
+
+
+def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
+    """Plain names used directly as operands of arithmetic or comparison in fn."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+            found.update(o.value for o in (n.left, n.right) if isinstance(o, cst.Name))
+
+        def visit_Comparison(self, n: cst.Comparison) -> None:
+            found.update(o.value for o in (n.left, *(t.comparator for t in n.comparisons)) if isinstance(o, cst.Name))
+
+    if fn.node is not None:
+        fn.node.body.visit(_V())
+    return found
+
+
+def _brought_to_host(value: cst.BaseExpression) -> bool:
+    """`ids.squeeze(0).to(dtype=torch.long, device="cpu")`, `x.detach().cpu()`, `t.tolist()`."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return False
+    method = value.func.attr.value
+    if method in ("cpu", "numpy", "tolist", "item"):
+        return True
+    device = keyword_arg(value, "device") if method == "to" else None
+    target = device.value if device is not None else (value.args[0].value if method == "to" and value.args else None)
+    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
+
+
+def _device_attributes(cls) -> set[str]:
+    """`self.X` that hold the model's layers, parameters or buffers."""
+    attrs: set[str] = set()
+    if cls is None:
+        return attrs
+    for m in cls.methods.values():
+        for c in m.calls:
+            if c.method in ("register_buffer", "register_parameter") and c.node.args:
+                name = c.node.args[0].value
+                if isinstance(name, cst.SimpleString):
+                    attrs.add(name.evaluated_value)
+        for a in m.assigns:
+            for t in a.targets:
+                if t.startswith("self.") and t.count(".") == 1 and isinstance(a.value, cst.Call):
+                    q = dotted_name(a.value.func) or ""
+                    last = q.rsplit(".", 1)[-1]
+                    if last[:1].isupper() or "Parameter" in q:
+                        attrs.add(t[5:])  # `self.proj = nn.Linear(...)`, `self.w = nn.Parameter(...)`, `Block(...)`
+    return attrs
+
 
 
 class _UseScan(cst.CSTVisitor):
@@ -506,10 +691,10 @@ class _UseScan(cst.CSTVisitor):
                 for branch in (value.body, value.orelse):
                     if isinstance(branch, cst.Call):
                         self.targets[id(branch)] = a.targets[0]
-            elif isinstance(value, cst.BinaryOperation):  # `offset = torch.arange(0, b) * n`
+            elif isinstance(value, cst.BinaryOperation):  # `offset = torch.arange(0, b) * n`, `torch.arange(t).float() * r`
                 for operand in (value.left, value.right):
-                    if isinstance(operand, cst.Call):
-                        self.targets[id(operand)] = a.targets[0]
+                    for part in _shaping_chain(operand) if isinstance(operand, cst.Call) else ():
+                        self.targets[id(part)] = a.targets[0]
             elif isinstance(value, cst.Call) and len(a.targets) == 1:
                 for part in _shaping_chain(value):  # `idx = torch.Tensor([]).long()`
                     self.targets[id(part)] = a.targets[0]
@@ -536,19 +721,58 @@ class _UseScan(cst.CSTVisitor):
                 self._derive_reads.add(id(base))
                 self.derived_from.setdefault(a.targets[0], set()).add(base.value)
                 self._tracked.add(a.targets[0])
+        # Whatever is computed from tracked tensors carries them: `key = torch.cat([a, b])`,
+        # `distance = key[None, :] - query[:, None]` ... `distance.to(x.device)` moves a and b too.
+        # (Only for moves: reads in such expressions are still uses of their own.)
+        self.flows_into: dict[str, set[str]] = {}
+        self.carried_by: dict[int, str] = {}  # factory inside an expression -> the name the result gets
+        for a in fn.assigns:  # `div = torch.exp(torch.arange(0, d, 2) * c)`
+            if len(a.targets) == 1 and a.value is not None:
+                for inner in _value_calls(a.value):
+                    self.carried_by.setdefault(id(inner), a.targets[0].removesuffix("[]"))
+                    self._tracked.add(a.targets[0].removesuffix("[]"))
+        for c in fn.calls:  # `blocks.append(torch.arange(st, ed))`, `blocks.append(temp)`
+            if c.method == "append" and c.receiver and "." not in c.receiver and len(c.node.args) == 1:
+                for part in _value_calls(c.node.args[0].value):
+                    self.carried_by.setdefault(id(part), c.receiver)
+                name = dotted_name(c.node.args[0].value)
+                if name:
+                    self.flows_into.setdefault(c.receiver, set()).add(name)
+                self._tracked.add(c.receiver)
+        for a in sorted(fn.assigns, key=lambda a: a.context.order):
+            if len(a.targets) == 1 and a.value is not None:
+                target = a.targets[0].removesuffix("[]")  # `pe[:, 0::2] = torch.sin(position * div)` fills pe
+                used = {n for n in _read_names(a.value) if n in self._tracked} - {target}
+                if used:
+                    self.flows_into.setdefault(target, set()).update(used)
+                    self._tracked.add(target)
         for loop in fn.loops:  # `for idx in perm: z[idx + i * bs] = ...`: rows of a tracked tensor
             it = loop.node.iter if isinstance(loop.node, cst.For) else None
             if isinstance(it, cst.Name) and it.value in self._tracked and isinstance(loop.node.target, cst.Name):
                 self._derive_reads.add(id(it))
                 self.derived_from.setdefault(loop.node.target.value, set()).add(it.value)
                 self._tracked.add(loop.node.target.value)
+        self._host_made: dict[int, bool] = {}
+        self.device = _DeviceValues(fn)
+        self._statements: list[bool] = []  # whether each statement being walked touches the device
         if fn.node is not None:
             fn.node.body.visit(self)
         self._follow_derivations()
 
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        # a value handed out of the function meets whatever the caller has: not host-only
+        returns = any(isinstance(small, cst.Return) for small in node.body)
+        self._statements.append(returns or self.device.touches(node))
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statements.pop()
+
     def _follow_derivations(self) -> None:
         """What happens to a derived name happens to the tensor it came from: moved, or read."""
-        for _ in range(4):
+        for _ in range(6):
+            for result, sources in self.flows_into.items():
+                if result in self.moved_names:
+                    self.moved_names.update(sources)
             for derived, bases in self.derived_from.items():
                 for base in bases - {derived}:
                     if derived in self.moved_names:
@@ -565,13 +789,18 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
-        return bool(kinds) and all(k in ("index", "cpu", "return") for k in kinds)
+        return bool(kinds) and all(k in ("index", "cpu", "return", "host") for k in kinds)
 
     def callers_of(self, node: cst.CSTNode) -> list[cst.Call]:
         """The calls that take `node` as an argument directly."""
         return self.passed_to.get(id(node), [])
 
+    def made_on_host(self, call: cst.Call) -> bool:
+        return self._host_made.get(id(call), False)
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self._statements:
+            self._host_made[id(node)] = not self._statements[-1]
         if id(node) in self.targets:
             self._tick += 1
             self.made_at[id(node)] = self._tick
@@ -631,6 +860,7 @@ class _UseScan(cst.CSTVisitor):
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
+                else "host" if self._statements and not self._statements[-1]
                 else "tensor"
             )
             self._tick += 1
@@ -663,7 +893,7 @@ class _UseScan(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         values = node.value.elements if isinstance(node.value, cst.Tuple) else [node.value]
         for v in values:
-            v = getattr(v, "value", v)
+            v = v.value if isinstance(v, cst.Element) else v
             if isinstance(v, cst.Name):
                 self._returned.add(id(v))
 

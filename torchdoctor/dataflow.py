@@ -645,11 +645,13 @@ class DataFlow:
         if candidates:
             found = []
             for a in candidates:
+                if is_none(a.value):
+                    continue  # `f0_decoder = None` ... `if args.f0: f0_decoder = Decoder(...)`: no model on that path
                 inst = self.instance_of(a.value, where, a.context.order)
                 if inst is None:
                     return None
                 found.append(inst)
-            return found
+            return found or None
         if name in fn.params:
             found = []
             for flow, site in self.call_sites_anywhere(fn):

@@ -48,7 +48,7 @@ _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_crit
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise)(_|$)", re.I)
-_ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap)_")
+_ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap|unwrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
@@ -283,6 +283,11 @@ class Evaluation:
             value = value.value
         node = value
         while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "from_pretrained" and (self.facts.qualify(node.func) or "").startswith("transformers."):
+                return True  # Hugging Face returns pretrained models in eval mode
+            node = node.func.value
+        node = value
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "eval" and not node.args:
                 return True
             node = node.func.value
@@ -468,6 +473,9 @@ class Evaluation:
         if fn.is_module or depth > 3:
             return False
         head = model.split(".", 1)[0]
+        inner = self._unwrapped(head, fn, call.context.order)
+        if inner is not None:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
+            return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
         sites = self.flow.call_sites(fn)
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
@@ -482,6 +490,20 @@ class Evaluation:
             if not self.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _unwrapped(self, name: str, fn: FunctionInfo, order: int) -> str | None:
+        """The model a local name unwraps: `accelerator.unwrap_model(model)`, `model.module`, `DDP(model)`."""
+        held = self.flow.value_of(name, fn, order) if name not in fn.params else None
+        value = held[0] if held is not None else _unpacked_literal(self.flow.reaching_assignment(name, fn, order), name)
+        if isinstance(value, cst.Attribute) and value.attr.value in ("module", "_orig_mod"):
+            return dotted_name(value.value)
+        if isinstance(value, cst.Attribute) and dotted_name(value):
+            return dotted_name(value)  # `net = unwrapped.net`: a submodule of a model whose mode we can follow
+        if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None:
+            last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+            if "unwrap" in last or last in ("DistributedDataParallel", "DataParallel", "compile", "FullyShardedDataParallel"):
+                return dotted_name(value.args[0].value)
+        return None
 
     def _eval_mode_set_by_other_files(self, fn: FunctionInfo, model: str, head: str, depth: int) -> bool:
         """For a top-level function called from other files of the project: do those callers set eval?
@@ -606,6 +628,20 @@ def _is_eval_word(value: cst.BaseExpression) -> bool:
     return (isinstance(value, cst.SimpleString) and value.evaluated_value in ("eval", "test")) or (
         isinstance(value, cst.Name) and value.value == "False"
     )
+
+
+def _unpacked_literal(assign, name: str):
+    """`net, proj = unwrapped.net, unwrapped.proj`: the element of the literal that `name` receives."""
+    node = getattr(assign, "node", None)
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1 or not isinstance(node.value, cst.Tuple):
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, cst.Tuple) or len(target.elements) != len(node.value.elements):
+        return None
+    for t, v in zip(target.elements, node.value.elements):
+        if dotted_name(t.value) == name:
+            return v.value
+    return None
 
 
 def _holds(value: cst.BaseExpression | None, call: cst.Call) -> bool:

@@ -79,7 +79,10 @@ class ProjectIndex:
             return _module_at(base, parts)
         parts = module.split(".")
         root = self.root_for(importer)
-        for base in (importer.parent, root, root / "src"):
+        bases = [importer.parent, root, root / "src"]
+        if importer.parent != root and root in importer.parent.parents:
+            bases.append(importer.parent.parent)  # `eval/metrics.py` that puts its parent folder on sys.path
+        for base in bases:
             found = _module_at(base, parts)
             if found is not None:
                 return found

@@ -102,7 +102,7 @@ class TrainingFacts:
         names: set[str] = set()
         for a in self.facts.assigns:
             if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value):
-                names.update(a.targets)
+                names.update(_optimizer_targets(a.targets))
         return names
 
     def _constructs_optimizer(self, call: cst.Call) -> bool:
@@ -124,7 +124,7 @@ class TrainingFacts:
                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
                 }
                 models.discard(None)
-                for t in a.targets:
+                for t in _optimizer_targets(a.targets):
                     out.setdefault(t, set()).update(models)
         return out
 
@@ -382,6 +382,7 @@ _STATELESS_LAYER = re.compile(
 _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
     r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
+    r"|tensordict\.nn\.[\w.]*Module\w*$"
 )
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
 
@@ -441,6 +442,13 @@ _HARMLESS_CALLS = {
     "str",
     "repr",
 }
+
+
+def _optimizer_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
+    """`optimizer, scheduler = load_optimizer(args, model)`: the scheduler beside it is no optimizer."""
+    if len(targets) == 1:
+        return targets
+    return tuple(t for t in targets if not _NOT_OPTIMIZER.search(t.rsplit(".", 1)[-1]))
 
 
 def _calls_within(node: cst.CSTNode) -> list[cst.Call]:
