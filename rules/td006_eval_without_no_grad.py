@@ -60,7 +60,8 @@ class EvalWithoutNoGrad(Rule):
             for run in eval_pass.model_calls:
                 helper = ctx.facts.resolve_function(run.call)
                 batches_inside = helper is not None and bool(helper.loops)  # `_feature_extraction(loader)` loops itself
-                if not (run.call.context.loops or serving or batches_inside or evaluation.called_per_batch_in_evaluation(run.call.function)):
+                if not (run.call.context.loops or serving or batches_inside
+                        or evaluation.called_per_batch_in_evaluation(run.call.function)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if run.grad_off_inside or evaluation.grad_disabled_at(run.call):
                     continue

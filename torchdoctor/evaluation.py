@@ -57,6 +57,7 @@ LIGHTNING_HOOKS = {
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
+_RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
@@ -205,7 +206,12 @@ class Evaluation:
                 runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
             helper = self.facts.resolve_function(c)
-            if helper is None or helper is fn or not self._leaves_modes_to_caller(helper):
+            if helper is None:
+                handed = self._model_handed_to_runner(c)
+                if handed is not None:  # fairseq's `criterion(model, sample)`, `generator.generate(models, sample)`
+                    runs.append(ModelRun(c, handed))
+                continue
+            if helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
@@ -229,6 +235,19 @@ class Evaluation:
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
+
+    def _model_handed_to_runner(self, call: CallInfo) -> str | None:
+        """The model a call hands to code that runs it: fairseq's criterion, which computes the forward
+        pass itself (`criterion(model, sample)`). (A generator's `generate(models, ...)` or another task's
+        `valid_step` is judged where it is written: those set their own modes.)"""
+        name = (call.dotted or "").rsplit(".", 1)[-1]
+        if not _RUNNER_NAME.search(name) or call.qualname is not None and call.qualname.startswith("torch."):
+            return None
+        for arg in call.node.args:
+            model = dotted_name(arg.value)
+            if model and (self.is_model_name(model) or model.rsplit(".", 1)[-1] == "models"):
+                return model
+        return None
 
     def _runs_through_method(self, call: CallInfo, generating: bool = False) -> bool:
         """`model.encode(x)`, `tacotron2_model.infer(seq)`: a model method that computes with the

@@ -338,7 +338,15 @@ class TrainingFacts:
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
-        helper, here = self._helper_function(dotted_name(node.func)) if depth < 2 else (None, False)
+        called = dotted_name(node.func) or ""
+        if called.startswith("self.") and called.count(".") == 1 and depth < 2:
+            # `self.build_encoder_layer(args, i)`: a builder method, here or in a base class elsewhere
+            methods = [c.methods[called[5:]] for c in self.facts.classes.values() if called[5:] in c.methods]
+            values = [r.value for m in methods for r, _ in m.returns if r.value is not None]
+            if values:
+                return all(self.constructs_module(v, depth + 1) for v in values)
+            return bool(_BUILDER_METHOD.match(called[5:]))
+        helper, here = self._helper_function(called) if depth < 2 else (None, False)
         if helper is not None:
             values = [r.value for r, _ in helper.returns if r.value is not None]
             returned = {dotted_name(v) for v in values}
@@ -378,6 +386,9 @@ _BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set"
 _STATELESS_LAYER = re.compile(
     r"(\w*Pool\dd|\w*Pad\dd|ReLU\d*|LeakyReLU|GELU|SiLU|ELU|Mish|Sigmoid|Tanh|Softmax(2d)?|LogSoftmax|"
     r"Softplus|Hardtanh|Hardswish|Hardsigmoid|LogSigmoid|Flatten|Unflatten|Identity|Upsample\w*|PixelShuffle|PixelUnshuffle)$"
+)
+_BUILDER_METHOD = re.compile(
+    r"^_?(build|make|create|get)_\w*(layer|block|encoder|decoder|head|conv|module|net|attention|embedding|stage)s?$"
 )
 _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
