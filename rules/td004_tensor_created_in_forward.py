@@ -261,7 +261,9 @@ _SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter
 
 
 def _read_names(node: cst.CSTNode) -> set[str]:
-    """Plain names read in an expression (not attribute names, not called functions' names)."""
+    """Plain names whose values flow into an expression's result (not attribute names, not called
+    functions' names, not the inputs of a module call: `self.fusion(a, b)` makes a new tensor on the
+    module's device)."""
     found: set[str] = set()
 
     class _V(cst.CSTVisitor):
@@ -271,6 +273,10 @@ def _read_names(node: cst.CSTNode) -> set[str]:
         def visit_Attribute(self, n: cst.Attribute) -> bool:
             n.value.visit(self)
             return False
+
+        def visit_Call(self, n: cst.Call) -> bool:
+            called = dotted_name(n.func) or ""
+            return not (called.startswith("self.") and called.count(".") == 1)
 
     node.visit(_V())
     return found
@@ -569,6 +575,8 @@ class _DeviceValues:
             def visit_Call(self, n: cst.Call) -> bool:
                 nonlocal found
                 func = n.func
+                if _placed_on_device(n):
+                    found = True  # `torch.arange(n, device=x.device)`, `t.to(x.device)`, `t.cuda()`
                 if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
                     return False
                 if isinstance(func, cst.Name) and func.value in _HOST_BUILTINS:
@@ -626,6 +634,21 @@ def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
     if fn.node is not None:
         fn.node.body.visit(_V())
     return found
+
+
+def _placed_on_device(call: cst.Call) -> bool:
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    if method == "cuda":
+        return True
+    device = keyword_arg(call, "device")
+    if device is None and method == "to" and call.args and call.args[0].keyword is None:
+        device = call.args[0]
+    if device is None:
+        return False
+    text = dotted_name(device.value) or ""
+    return not (isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu") and (
+        "device" in text or "cuda" in text or isinstance(device.value, cst.Attribute) or text in ("dev", "device")
+    )
 
 
 def _brought_to_host(value: cst.BaseExpression) -> bool:
@@ -822,7 +845,10 @@ class _UseScan(cst.CSTVisitor):
             name = dotted_name(node.func.value)
             if name:
                 self.moved_names.add(name)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+        if (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES
+            and (node.func.attr.value != "to" or _moves_device(node))  # `.to(dtype=q.dtype)` is a cast
+        ):
             moved = node.func.value
             self.moved.add(id(moved))
             # torch.eye(n).expand_as(x).to(x.device), (torch.arange(n) + k).cuda(),
