@@ -117,6 +117,8 @@ class TensorCreatedInForward(Rule):
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
             if forward is None or not (autograd or training.is_module_class(facts, cls)) or _takes_host_data(facts, forward):
                 continue
+            if cls.name.startswith(("Mock", "Fake", "Dummy", "Stub")):
+                continue  # a test double, wherever it is written
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
@@ -726,8 +728,8 @@ class _UseScan(cst.CSTVisitor):
             elif len(a.targets) > 1 and isinstance(value, cst.Call):
                 # `mesh_a, mesh_b = torch.meshgrid(torch.arange(n), torch.arange(m))`: the outputs stand for
                 # the factories, under the first name; what happens to either happens to the group
-                for arg in value.args:
-                    for part in _shaping_chain(arg.value):
+                for arg in value.args:  # (YOLOX: `yv, xv = meshgrid([torch.arange(h), torch.arange(w)])`)
+                    for part in _value_calls(arg.value):
                         self.targets[id(part)] = a.targets[0]
         self._tracked = set(self.targets.values())
         # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
