@@ -88,7 +88,9 @@ class ModuleInPlainContainer(Rule):
             # `Encoder(mha=self.shared[i])`, `build_attention(shared=self.compress[0])`: the list only holds
             # layers that other modules take in (and register); a plain list keeps them from being registered twice
             handed_on = {
-                dotted_name(arg.value.value) for call in calls for arg in call.node.args
+                dotted_name(arg.value.value) for call in calls
+                if training.constructs_module(call.node)  # a module that takes the layer in (not `tie_weights(...)`)
+                for arg in call.node.args
                 if isinstance(arg.value, cst.Subscript) and dotted_name(arg.value.value)
             }
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
