@@ -46,6 +46,12 @@ class TensorCreatedInForward(Rule):
         accumulated into in place (`total += loss`), raises and is; `torch.tensor([2.0])`,
         `arange` or a CPU input to `nn.Linear` raise. A hard-coded `.cuda()` or
         `device="cpu"` in `forward` breaks the other way.
+
+        A CPU tensor is reported where it meets something on the model's device: the
+        input, the model's layers, parameters and buffers, or what is computed from
+        them. Host-only bookkeeping (indices shifted and combined on the CPU, an
+        encoding filled and then moved with `.to(x.device)`), test doubles, data
+        transforms that take a PIL image and zero-size placeholders are left alone.
     """
     bad = """
         import torch
