@@ -942,4 +942,9 @@ class _UseScan(cst.CSTVisitor):
         if isinstance(node.target, cst.Subscript):  # `x[torch.randint(0, n, (1,))] = True`: an index is read
             for element in node.target.slice:
                 element.visit(self)
+            base = node.target.value
+            if isinstance(base, cst.Name) and base.value in self._tracked and self._statements and self._statements[-1]:
+                # `out_ft[:, :, j] = cuda_values`: the CPU tensor takes in GPU results and stays on the CPU
+                self._tick += 1
+                self.uses.setdefault(base.value, []).append((self._tick, "tensor"))
         return False  # targets are writes, not uses
