@@ -286,6 +286,12 @@ def _read_names(node: cst.CSTNode) -> set[str]:
             called = dotted_name(n.func) or ""
             return not (called.startswith("self.") and called.count(".") == 1)
 
+        def visit_SubscriptElement(self, n: cst.SubscriptElement) -> bool:
+            return False  # `x[rows, keep]`: the indices select, their values do not flow into the result
+
+        def visit_DictElement(self, n: cst.DictElement) -> bool:
+            return False  # `log = {"p_loss": p_loss.mean()}`: reported values, never mixed
+
     node.visit(_V())
     return found
 
@@ -547,8 +553,12 @@ class _DeviceValues:
         # `reward = reward.to("cpu")`: the function moved it to the host on purpose, to compute there
         host = {t for a in fn.assigns if a.value is not None and _brought_to_host(a.value) for t in a.targets}
         params = [p for p in fn.params if p not in ("self", "cls", "ctx", *host) and not _host_parameter(fn, p)]
-        # the parameters used as tensors: in arithmetic, or with tensor methods (not a dict's or a list's)
-        self.names: set[str] = _arithmetic_operands(fn) & set(params)
+        # the inputs are on the device, unless a parameter is only used as a container of other things
+        # (`for r in results`, `batch["key"]`, `results.get(...)`): the serving code's list of dicts
+        if fn.name == "forward":  # a module's inputs
+            self.names: set[str] = {p for p in params if not _used_as_container(fn, p)}
+        else:  # a helper's parameters: those it uses as tensors, in arithmetic or with tensor methods
+            self.names = _arithmetic_operands(fn) & set(params)
         for c in fn.calls:
             receiver = c.receiver or ""
             if receiver in params and c.method in _TENSOR_METHODS:
@@ -628,6 +638,42 @@ _TENSOR_METHODS = {
 }
 
 
+_CONTAINER_METHODS = {"get", "items", "keys", "values", "append", "extend", "pop", "update", "setdefault"}
+
+
+def _used_as_container(fn: FunctionInfo, name: str) -> bool:
+    """Every use of `name` is a container's: iterated, indexed by a string, or a dict's/list's method."""
+    if fn.node is None:
+        return False
+    uses = container = 0
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal uses
+            if n.value == name:
+                uses += 1
+
+        def visit_For(self, n: cst.For) -> None:
+            nonlocal container
+            if isinstance(n.iter, cst.Name) and n.iter.value == name:
+                container += 1
+
+        def visit_Subscript(self, n: cst.Subscript) -> None:
+            nonlocal container
+            if isinstance(n.value, cst.Name) and n.value.value == name and any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in n.slice
+            ):
+                container += 1
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            nonlocal container
+            if isinstance(n.value, cst.Name) and n.value.value == name and n.attr.value in _CONTAINER_METHODS:
+                container += 1
+
+    fn.node.body.visit(_V())
+    return uses > 0 and uses == container
+
+
 def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
     """Plain names used directly as operands of arithmetic or comparison in fn."""
     found: set[str] = set()
@@ -654,6 +700,8 @@ def _placed_on_device(call: cst.Call) -> bool:
     if device is None:
         return False
     text = dotted_name(device.value) or ""
+    if text.endswith("dtype") or text.startswith("torch."):
+        return False  # `.to(x.dtype)`, `.to(torch.float16)`: a cast
     return not (isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu") and (
         "device" in text or "cuda" in text or isinstance(device.value, cst.Attribute) or text in ("dev", "device")
     )
@@ -798,6 +846,16 @@ class _UseScan(cst.CSTVisitor):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
         self._statements.pop()
 
+    def visit_If(self, node: cst.If) -> bool:
+        """`if ids.numel() == 0 or int(ids[-1]) != eos:`: a test is a statement of its own."""
+        self._statements.append(self.device.touches(node.test))
+        node.test.visit(self)
+        self._statements.pop()
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
     def _follow_derivations(self) -> None:
         """What happens to a derived name happens to the tensor it came from: moved, or read."""
         for _ in range(6):
@@ -853,6 +911,8 @@ class _UseScan(cst.CSTVisitor):
             name = dotted_name(node.func.value)
             if name:
                 self.moved_names.add(name)
+            # `torch.stack((xv, yv), 2).type(dtype)`: what the moved value is made of is moved with it
+            self.moved_names.update(n for n in _read_names(node.func.value) if n in self._tracked)
         if (
             isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES
             and (node.func.attr.value != "to" or _moves_device(node))  # `.to(dtype=q.dtype)` is a cast
@@ -865,6 +925,7 @@ class _UseScan(cst.CSTVisitor):
             for name in (dotted_name(moved), dotted_name(_shaping_chain(moved)[-1])):
                 if name:
                     self.moved_names.add(name)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
+            self.moved_names.update(n for n in _read_names(moved) if n in self._tracked)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)
