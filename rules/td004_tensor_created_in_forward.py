@@ -118,6 +118,15 @@ class TensorCreatedInForward(Rule):
         if is_test_file(facts.path):
             return  # test doubles (`class TinyModel: forward -> torch.randn(...)`) run on the CPU by design
         self.movers = _device_movers(facts)
+        params_of = _params_of(facts)
+        scans: dict[int, _UseScan] = {}
+
+        def scan_of(fn: FunctionInfo) -> "_UseScan":  # one walk per function, however often it is asked about
+            if id(fn) not in scans:
+                scans[id(fn)] = _UseScan(fn, self.movers, params_of)
+            return scans[id(fn)]
+
+        self.scan_of = scan_of
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
@@ -126,7 +135,7 @@ class TensorCreatedInForward(Rule):
             if cls.name.startswith(("Mock", "Fake", "Dummy", "Stub")):
                 continue  # a test double, wherever it is written
             for fn, direct in _forward_and_helpers(facts, forward):
-                if not direct and _moved_at_every_call_site(facts, fn):
+                if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
                 yield from self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None)
 
@@ -164,7 +173,7 @@ class TensorCreatedInForward(Rule):
         return None
 
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
-        uses = _UseScan(fn, self.movers, _params_of(ctx.facts))
+        uses = self.scan_of(fn)
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             q = call.qualname or ""
@@ -373,12 +382,12 @@ def _guarded_by_device_check(call) -> bool:
     return False
 
 
-def _moved_at_every_call_site(facts, helper: FunctionInfo) -> bool:
+def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
     sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
     if not sites:
         return False
     for site in sites:
-        scan = _UseScan(site.function, _device_movers(facts), _params_of(facts))
+        scan = scan_of(site.function)
         target = scan.assigned_name(site.node)
         if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
             return False
@@ -549,6 +558,18 @@ class _DeviceValues:
     there (`neg = neg + torch.arange(b)[:, None] * high`) meet nothing on the GPU."""
 
     def __init__(self, fn: FunctionInfo) -> None:
+        self.fn = fn
+        self._names: set[str] | None = None
+
+    @property
+    def names(self) -> set[str]:
+        """Worked out on first use: most functions make no tensor that needs it."""
+        if self._names is None:
+            self._names = set()
+            self._work_out(self.fn)
+        return self._names
+
+    def _work_out(self, fn: FunctionInfo) -> None:
         self.attrs = _device_attributes(fn.cls)
         # `reward = reward.to("cpu")`: the function moved it to the host on purpose, to compute there
         host = {t for a in fn.assigns if a.value is not None and _brought_to_host(a.value) for t in a.targets}
@@ -556,29 +577,30 @@ class _DeviceValues:
         # the inputs are on the device, unless a parameter is only used as a container of other things
         # (`for r in results`, `batch["key"]`, `results.get(...)`): the serving code's list of dicts
         if fn.name == "forward":  # a module's inputs
-            self.names: set[str] = {p for p in params if not _used_as_container(fn, p)}
+            self._names |= set(params) - _used_as_containers(fn, params)
         else:  # a helper's parameters: those it uses as tensors, in arithmetic or with tensor methods
-            self.names = _arithmetic_operands(fn) & set(params)
+            self._names |= _arithmetic_operands(fn) & set(params)
         for c in fn.calls:
             receiver = c.receiver or ""
             if receiver in params and c.method in _TENSOR_METHODS:
-                self.names.add(receiver)  # `y.view(...)`, `x.transpose(1, 2)`: a tensor input
+                self._names.add(receiver)  # `y.view(...)`, `x.transpose(1, 2)`: a tensor input
             if (c.qualname or "").startswith("torch.") or (c.dotted or "").startswith("self."):
-                self.names |= {dotted_name(a.value) for a in c.node.args if dotted_name(a.value) in params}
+                self._names |= {dotted_name(a.value) for a in c.node.args if dotted_name(a.value) in params}
         for a in fn.assigns:
             if isinstance(a.value, cst.Subscript) and dotted_name(a.value.value) in params:
-                self.names.add(dotted_name(a.value.value))
+                self._names.add(dotted_name(a.value.value))
         for _ in range(2):  # what is computed from them, in any order the loops allow
             for a in fn.assigns:
                 if a.value is not None and self.touches(a.value) and not _brought_to_host(a.value):
-                    self.names.update(
+                    self._names.update(
                         t for t in a.targets
                         if "." not in t and not t.endswith("[]") and t not in host and not _HOST_PARAM.search(t)
                     )  # (`batch_size = td.batch_size[0]` is a number)
 
     def touches(self, node: cst.CSTNode) -> bool:
         found = False
-        names, attrs = self.names, self.attrs
+        names = self.names
+        attrs = self.attrs
 
         class _V(cst.CSTVisitor):
             def visit_Attribute(self, n: cst.Attribute) -> bool:
@@ -641,37 +663,36 @@ _TENSOR_METHODS = {
 _CONTAINER_METHODS = {"get", "items", "keys", "values", "append", "extend", "pop", "update", "setdefault"}
 
 
-def _used_as_container(fn: FunctionInfo, name: str) -> bool:
-    """Every use of `name` is a container's: iterated, indexed by a string, or a dict's/list's method."""
-    if fn.node is None:
-        return False
-    uses = container = 0
+def _used_as_containers(fn: FunctionInfo, names: list[str]) -> set[str]:
+    """The names whose every use is a container's: iterated, indexed by a string, or a dict's/list's
+    method (`for r in results`, `batch["key"]`, `results.get(...)`). One walk for all of them."""
+    if fn.node is None or not names:
+        return set()
+    wanted = set(names)
+    uses: dict[str, int] = {}
+    container: dict[str, int] = {}
 
     class _V(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
-            nonlocal uses
-            if n.value == name:
-                uses += 1
+            if n.value in wanted:
+                uses[n.value] = uses.get(n.value, 0) + 1
 
         def visit_For(self, n: cst.For) -> None:
-            nonlocal container
-            if isinstance(n.iter, cst.Name) and n.iter.value == name:
-                container += 1
+            if isinstance(n.iter, cst.Name) and n.iter.value in wanted:
+                container[n.iter.value] = container.get(n.iter.value, 0) + 1
 
         def visit_Subscript(self, n: cst.Subscript) -> None:
-            nonlocal container
-            if isinstance(n.value, cst.Name) and n.value.value == name and any(
+            if isinstance(n.value, cst.Name) and n.value.value in wanted and any(
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in n.slice
             ):
-                container += 1
+                container[n.value.value] = container.get(n.value.value, 0) + 1
 
         def visit_Attribute(self, n: cst.Attribute) -> None:
-            nonlocal container
-            if isinstance(n.value, cst.Name) and n.value.value == name and n.attr.value in _CONTAINER_METHODS:
-                container += 1
+            if isinstance(n.value, cst.Name) and n.value.value in wanted and n.attr.value in _CONTAINER_METHODS:
+                container[n.value.value] = container.get(n.value.value, 0) + 1
 
     fn.node.body.visit(_V())
-    return uses > 0 and uses == container
+    return {n for n in wanted if uses.get(n, 0) > 0 and uses[n] == container.get(n, 0)}
 
 
 def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
@@ -739,6 +760,21 @@ def _device_attributes(cls) -> set[str]:
                         attrs.add(t[5:])  # `self.proj = nn.Linear(...)`, `self.w = nn.Parameter(...)`, `Block(...)`
     return attrs
 
+
+
+class _Statement:
+    """A statement being walked; whether it touches the device is worked out only when asked."""
+
+    __slots__ = ("node", "device", "always", "_touches")
+
+    def __init__(self, node: cst.CSTNode, device: "_DeviceValues", always: bool = False) -> None:
+        self.node, self.device, self.always, self._touches = node, device, always, None
+
+    @property
+    def touches(self) -> bool:
+        if self._touches is None:
+            self._touches = self.always or self.device.touches(self.node)
+        return self._touches
 
 
 class _UseScan(cst.CSTVisitor):
@@ -831,9 +867,9 @@ class _UseScan(cst.CSTVisitor):
                 self._derive_reads.add(id(it))
                 self.derived_from.setdefault(loop.node.target.value, set()).add(it.value)
                 self._tracked.add(loop.node.target.value)
-        self._host_made: dict[int, bool] = {}
+        self._host_made: dict[int, _Statement] = {}
         self.device = _DeviceValues(fn)
-        self._statements: list[bool] = []  # whether each statement being walked touches the device
+        self._statements: list[_Statement] = []  # the statements being walked (whether each touches the device)
         if fn.node is not None:
             fn.node.body.visit(self)
         self._follow_derivations()
@@ -841,14 +877,14 @@ class _UseScan(cst.CSTVisitor):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         # a value handed out of the function meets whatever the caller has: not host-only
         returns = any(isinstance(small, cst.Return) for small in node.body)
-        self._statements.append(returns or self.device.touches(node))
+        self._statements.append(_Statement(node, self.device, always=returns))
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
         self._statements.pop()
 
     def visit_If(self, node: cst.If) -> bool:
         """`if ids.numel() == 0 or int(ids[-1]) != eos:`: a test is a statement of its own."""
-        self._statements.append(self.device.touches(node.test))
+        self._statements.append(_Statement(node.test, self.device))
         node.test.visit(self)
         self._statements.pop()
         node.body.visit(self)
@@ -885,11 +921,12 @@ class _UseScan(cst.CSTVisitor):
         return self.passed_to.get(id(node), [])
 
     def made_on_host(self, call: cst.Call) -> bool:
-        return self._host_made.get(id(call), False)
+        statement = self._host_made.get(id(call))
+        return statement is not None and not statement.touches
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._statements:
-            self._host_made[id(node)] = not self._statements[-1]
+            self._host_made[id(node)] = self._statements[-1]  # asked about only for a few factories
         if id(node) in self.targets:
             self._tick += 1
             self.made_at[id(node)] = self._tick
@@ -955,7 +992,7 @@ class _UseScan(cst.CSTVisitor):
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
-                else "host" if self._statements and not self._statements[-1]
+                else "host" if self._statements and not self._statements[-1].touches
                 else "tensor"
             )
             self._tick += 1
@@ -1004,7 +1041,7 @@ class _UseScan(cst.CSTVisitor):
             for element in node.target.slice:
                 element.visit(self)
             base = node.target.value
-            if isinstance(base, cst.Name) and base.value in self._tracked and self._statements and self._statements[-1]:
+            if isinstance(base, cst.Name) and base.value in self._tracked and self._statements and self._statements[-1].touches:
                 # `out_ft[:, :, j] = cuda_values`: the CPU tensor takes in GPU results and stays on the CPU
                 self._tick += 1
                 self.uses.setdefault(base.value, []).append((self._tick, "tensor"))
