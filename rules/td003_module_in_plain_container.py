@@ -89,7 +89,8 @@ class ModuleInPlainContainer(Rule):
             # layers that other modules take in (and register); a plain list keeps them from being registered twice
             handed_on = {
                 dotted_name(arg.value.value) for call in calls
-                if training.constructs_module(call.node)  # a module that takes the layer in (not `tie_weights(...)`)
+                if any(isinstance(a.value, cst.Subscript) for a in call.node.args)
+                and training.constructs_module(call.node)  # a module that takes the layer in (not `tie_weights(...)`)
                 for arg in call.node.args
                 if isinstance(arg.value, cst.Subscript) and dotted_name(arg.value.value)
             }

@@ -173,6 +173,8 @@ class TensorCreatedInForward(Rule):
         return None
 
     def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
+        if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
+            return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
@@ -187,9 +189,9 @@ class TensorCreatedInForward(Rule):
                     "it was moved to; use the input's device (`.to(x.device)`)",
                 )
                 continue
-            if not q.startswith("torch.") or q.count(".") != 1 or q[6:] not in _FACTORIES:
+            factory = _factory_name(call)
+            if factory is None:
                 continue
-            factory = q[6:]
             if _guarded_by_device_check(call):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             device = keyword_arg(call.node, "device")
@@ -243,6 +245,11 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
         return False
     text = facts.module.code_for_node(params[0].annotation.annotation)
     return any(word in text for word in ("Image", "PIL", "ndarray"))
+
+
+def _factory_name(call) -> str | None:
+    q = call.qualname or ""
+    return q[6:] if q.startswith("torch.") and q.count(".") == 1 and q[6:] in _FACTORIES else None
 
 
 def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
