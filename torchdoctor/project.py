@@ -163,11 +163,15 @@ class ProjectIndex:
         if facts.path == "<string>":
             return []
         here = Path(facts.path).resolve()
-        key = (here, function_name)
+        return self._remembered((here, function_name), lambda: self._find_callers(here, function_name))
+
+    def _remembered(self, key, find) -> list[tuple[FileFacts, "CallInfo"]]:
+        """A search of other files, done once per process; a remembered answer still records the
+        files it read, so each cache entry lists what it depended on."""
         if key not in self._callers:
-            self._callers[key] = self._find_callers(here, function_name)
+            self._callers[key] = find()
         for other in {id(o): o for o, _ in self._callers[key]}.values():
-            self.facts_for_path(Path(other.path))  # a remembered answer still records what it read, for the cache
+            self.facts_for_path(Path(other.path))
         return self._callers[key]
 
     def _find_callers(self, here: Path, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
@@ -195,20 +199,21 @@ class ProjectIndex:
     def method_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         """Calls `self.<method_name>(...)` anywhere in the project, this file included: a mixin's
         `training_loss` calling `self.predict(batch)`, whatever class ends up defining `predict`."""
+        dotted = f"self.{method_name}"
+        here_calls = [(facts, c) for c in facts.calls if c.dotted == dotted]
         if facts.path == "<string>":
-            return [(facts, c) for c in facts.calls if c.dotted == f"self.{method_name}"]
+            return here_calls
         here = Path(facts.path).resolve()
-        key = (here, "self." + method_name)
-        if key not in self._callers:
-            needle = f"self.{method_name}("
-            found = [(facts, c) for c in facts.calls if c.dotted == f"self.{method_name}"]
-            for path, text in self._project_texts(self.root_for(here)):
-                if path != here and needle in text:
-                    other = self.facts_for_path(path)
-                    if other is not None:
-                        found.extend((other, c) for c in other.calls if c.dotted == f"self.{method_name}")
-            self._callers[key] = found
-        return self._callers[key]
+        return here_calls + self._remembered((here, dotted), lambda: self._find_method_callers(here, dotted))
+
+    def _find_method_callers(self, here: Path, dotted: str) -> list[tuple[FileFacts, "CallInfo"]]:
+        found = []
+        for path, text in self._project_texts(self.root_for(here)):
+            if path != here and f"{dotted}(" in text:
+                other = self.facts_for_path(path)
+                if other is not None:
+                    found.extend((other, c) for c in other.calls if c.dotted == dotted)
+        return found
 
     def _project_texts(self, root: Path) -> list[tuple[Path, str]]:
         if root not in self._texts:
