@@ -196,7 +196,7 @@ class TensorCreatedInForward(Rule):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             device = keyword_arg(call.node, "device")
             if device is not None:
-                if isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu":
+                if _is_cpu(device.value):
                     yield ctx.report(
                         call.node,
                         f"`torch.{factory}(..., device=\"cpu\")` in {cls_name}.{fn.name} pins the tensor to the CPU: "
@@ -430,15 +430,29 @@ def _moves_device(call: cst.Call) -> bool:
     method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
     if method == "cuda":
         return True
-    if method != "to":
-        return False
-    if keyword_arg(call, "device") is not None:
-        return True
-    positional = positional_args(call)
-    if not positional:
-        return False
-    first = (dotted_name(positional[0]) or "").lower()
-    return not (first.endswith("dtype") or first.startswith("torch.") and "device" not in first)
+    target = _device_argument(call) if method == "to" else None
+    return target is not None and not _is_cast(target)
+
+
+def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """Where a call puts its result: `device=` (a factory, `.to`), or the first positional argument of `.to`."""
+    keyword = keyword_arg(call, "device")
+    if keyword is not None:
+        return keyword.value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        positional = positional_args(call)
+        return positional[0] if positional else None
+    return None
+
+
+def _is_cast(target: cst.BaseExpression) -> bool:
+    """`.to(x.dtype)`, `.to(torch.float16)`: a dtype, not a device."""
+    text = (dotted_name(target) or "").lower()
+    return text.endswith("dtype") or text.startswith("torch.") and "device" not in text
+
+
+def _is_cpu(target: cst.BaseExpression | None) -> bool:
+    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
 
 
 def _params_of(facts) -> dict[str, tuple[str, ...]]:
@@ -719,20 +733,14 @@ def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
 
 
 def _placed_on_device(call: cst.Call) -> bool:
-    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-    if method == "cuda":
+    """`t.cuda()`, `torch.arange(n, device=x.device)`, `t.to(x.device)`: the result is on the model's device."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
         return True
-    device = keyword_arg(call, "device")
-    if device is None and method == "to" and call.args and call.args[0].keyword is None:
-        device = call.args[0]
-    if device is None:
+    target = _device_argument(call)
+    if target is None or _is_cast(target) or _is_cpu(target):
         return False
-    text = dotted_name(device.value) or ""
-    if text.endswith("dtype") or text.startswith("torch."):
-        return False  # `.to(x.dtype)`, `.to(torch.float16)`: a cast
-    return not (isinstance(device.value, cst.SimpleString) and device.value.evaluated_value == "cpu") and (
-        "device" in text or "cuda" in text or isinstance(device.value, cst.Attribute) or text in ("dev", "device")
-    )
+    text = dotted_name(target) or ""
+    return "device" in text or "cuda" in text or isinstance(target, cst.Attribute) or text in ("dev", "device")
 
 
 def _brought_to_host(value: cst.BaseExpression) -> bool:
@@ -742,9 +750,7 @@ def _brought_to_host(value: cst.BaseExpression) -> bool:
     method = value.func.attr.value
     if method in ("cpu", "numpy", "tolist", "item"):
         return True
-    device = keyword_arg(value, "device") if method == "to" else None
-    target = device.value if device is not None else (value.args[0].value if method == "to" and value.args else None)
-    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
+    return method == "to" and _is_cpu(_device_argument(value))
 
 
 def _device_attributes(cls) -> set[str]:
