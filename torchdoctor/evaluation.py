@@ -254,8 +254,8 @@ class Evaluation:
         model's layers. `generate` only when asked (`generating`): Hugging Face runs it under no_grad
         already, so it matters for the mode, not for gradients."""
         receiver = call.receiver
-        pattern = re.compile("generate$") if generating else _RUN_METHOD
-        if not receiver or receiver == "self" or not call.method or not pattern.match(call.method):
+        runs = call.method == "generate" if generating else bool(call.method and _RUN_METHOD.match(call.method))
+        if not receiver or receiver == "self" or not runs:
             return False
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
@@ -302,13 +302,10 @@ class Evaluation:
             value = value.value
         node = value
         while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value == "from_pretrained" and (self.facts.qualify(node.func) or "").startswith("transformers."):
-                return True  # Hugging Face returns pretrained models in eval mode
-            node = node.func.value
-        node = value
-        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "eval" and not node.args:
                 return True
+            if node.func.attr.value == "from_pretrained" and (self.facts.qualify(node.func) or "").startswith("transformers."):
+                return True  # Hugging Face returns pretrained models in eval mode
             node = node.func.value
         if not isinstance(value, cst.Call) or depth > 2:
             return False
