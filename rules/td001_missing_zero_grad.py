@@ -113,7 +113,15 @@ class MissingZeroGrad(Rule):
         models = training.optimizer_models.get(optimizer)
         if not models:
             return bool(others)  # cannot tell which model it optimizes: any model reset may be it
-        return any(m in others or any(m.startswith(o + ".") or o.startswith(m + ".") for o in others) for m in models)
+        if any(_covers(others, m) for m in models):
+            return True
+        # infoGAN: `Adam(chain(G.parameters(), D.parameters()))` is reset by the G and D optimizers' own resets
+        covered = others | {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
+        return all(_covers(covered, m) for m in models)
+
+
+def _covers(resets: set, model: str) -> bool:
+    return model in resets or any(model.startswith(o + ".") or o.startswith(model + ".") for o in resets)
 
 
 def _branches(facts, loop, node) -> tuple:

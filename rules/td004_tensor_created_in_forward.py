@@ -6,8 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.evaluation import is_test_file
-from torchdoctor.facts import FunctionInfo, dotted_name, keyword_arg, names_in, positional_args
+from torchdoctor.facts import FunctionInfo, dotted_name, is_test_file, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -127,6 +126,7 @@ class TensorCreatedInForward(Rule):
             return scans[id(fn)]
 
         self.scan_of = scan_of
+        reported: set[int] = set()
         for cls in facts.classes.values():
             forward = cls.methods.get("forward")
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
@@ -137,7 +137,10 @@ class TensorCreatedInForward(Rule):
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
-                yield from self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None)
+                for finding in self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None):
+                    if id(finding.node) not in reported:  # a helper shared by a subclass's forward: once
+                        reported.add(id(finding.node))
+                        yield finding
 
     @staticmethod
     def _zero_dim_problem(ctx, fn: FunctionInfo, call, uses) -> str | None:
@@ -196,7 +199,7 @@ class TensorCreatedInForward(Rule):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             device = keyword_arg(call.node, "device")
             if device is not None:
-                if _is_cpu(device.value):
+                if _is_cpu(device.value) and not _named_host_side(uses.assigned_name(call.node)):
                     yield ctx.report(
                         call.node,
                         f"`torch.{factory}(..., device=\"cpu\")` in {cls_name}.{fn.name} pins the tensor to the CPU: "
@@ -234,6 +237,12 @@ class TensorCreatedInForward(Rule):
                 "device'; pass `device=` from the input (or register a buffer)",
                 replace=replace,
             )
+
+
+def _named_host_side(target: str | None) -> bool:
+    """`cu_seqlens_cpu = torch.tensor(lens, device="cpu")`: pinned to the host on purpose, for a kernel
+    that reads sizes there; the name says so."""
+    return target is not None and bool(re.search(r"cpu|host", target.rsplit(".", 1)[-1], re.I))
 
 
 def _takes_host_data(facts, forward: FunctionInfo) -> bool:
