@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.evaluation import is_test_file
+from torchdoctor.facts import is_test_file
 from torchdoctor.rule import Rule
 
 _GUARD = re.compile(

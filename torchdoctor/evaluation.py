@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import PurePath
 
 import libcst as cst
 
 from torchdoctor.dataflow import is_none
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
@@ -88,11 +87,6 @@ def uses_other_framework(facts) -> bool:
     return bool(heads & OTHER_FRAMEWORKS) and "torch" not in heads
 
 
-def is_test_file(path: str) -> bool:
-    p = PurePath(path)
-    return p.name.startswith("test_") or p.name.endswith("_test.py") or "tests" in p.parts or p.name == "conftest.py"
-
-
 class Evaluation:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -160,16 +154,11 @@ class Evaluation:
         wrapper whose callers choose the grad mode (in the same class, a base class, or a mixin composed
         at run time in another file). `train()` calling `self.validate()` for its side effects does not
         make `validate` a training step."""
+        if self._computes_for_forward(method):
+            return True
         if method.loops:
             return False
-        project = self.training.project
-        if method.cls is None:  # a plain function: its calls here, or from other files of the project
-            callers = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(method)]
-        elif project is not None:
-            callers = project.method_callers(self.facts, method.name)
-        else:
-            callers = [(self.facts, c) for c in self.facts.calls if c.dotted == f"self.{method.name}"]
-        for facts, call in callers:
+        for facts, call in self._callers_of(method):
             caller = call.function
             if caller is method or caller.is_module or _EVAL_NAME.search(caller.name):
                 continue
@@ -180,6 +169,32 @@ class Evaluation:
             judge = self if facts is self.facts else self.for_file(facts)
             if _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
                 return True  # (a script's main() that trains through helpers, then predicts, does not count)
+        return False
+
+    def _callers_of(self, method: FunctionInfo) -> list:
+        """(facts, call) for the calls of a function or method, in this file or the project's others."""
+        project = self.training.project
+        if method.cls is None:  # a plain function: its calls here, or from other files of the project
+            return [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(method)]
+        if project is not None:
+            return project.method_callers(self.facts, method.name)
+        return [(self.facts, c) for c in self.facts.calls if c.dotted == f"self.{method.name}"]
+
+    def _computes_for_forward(self, fn: FunctionInfo, depth: int = 0) -> bool:
+        """A module's `forward` calls it (directly, or through plain helpers): NeRF's `inference()` inside
+        `render_rays()` queries the network for training as much as for testing, and runs in whatever
+        mode and grad mode the forward runs in."""
+        for facts, call in self._callers_of(fn):
+            caller = call.function
+            if caller is fn or caller.is_module:
+                continue
+            if caller.name == "forward" and caller.cls is not None:
+                return True
+            plain = caller.cls is None and not _EVAL_NAME.search(caller.name) and not any(is_no_grad_name(d) for d in caller.decorators)
+            if plain and depth < 2:
+                judge = self if facts is self.facts else self.for_file(facts)
+                if judge._computes_for_forward(caller, depth + 1):
+                    return True
         return False
 
     def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
@@ -316,7 +331,8 @@ class Evaluation:
         for ret, at in callee.returns:
             parts = ret.value.elements if isinstance(ret.value, (cst.Tuple, cst.Dict)) else [ret.value]
             for part in parts:
-                part = getattr(part, "value", part)
+                if isinstance(part, (cst.BaseElement, cst.BaseDictElement)):
+                    part = part.value  # `return model, optimizer` / `return {"model": model}`
                 name = dotted_name(part)
                 if name in evaled:
                     return True
@@ -490,9 +506,14 @@ class Evaluation:
             return False
         head = model.split(".", 1)[0]
         inner = self._unwrapped(head, fn, call.context.order)
-        if inner is not None:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
+        if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
         sites = self.flow.call_sites(fn)
+        if not sites and self._free_in_closure(fn, head):
+            # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
+            # closure sees the model as the enclosing function left it where the closure is defined
+            defined_at = min((c.context.order for c in fn.calls), default=1 << 62)
+            return self._last_mode(fn.parent, model, defined_at) == "eval"
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
         for site in sites:
@@ -506,6 +527,14 @@ class Evaluation:
             if not self.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    @staticmethod
+    def _free_in_closure(fn: FunctionInfo, head: str) -> bool:
+        """`head` is a variable of the function enclosing `fn`, not one of fn's own."""
+        parent = fn.parent
+        if parent is None or parent.is_module or parent.cls is not None and head == "self":
+            return False
+        return head not in fn.params and head not in fn.assigned_names() and (head in parent.params or head in parent.assigned_names())
 
     def _unwrapped(self, name: str, fn: FunctionInfo, order: int) -> str | None:
         """The model a local name unwraps: `accelerator.unwrap_model(model)`, `model.module`, `DDP(model)`."""
@@ -529,7 +558,8 @@ class Evaluation:
         project = self.training.project
         elsewhere = []
         if project is not None and fn.parent is not None and fn.parent.is_module and head in fn.params:
-            elsewhere = project.callers_elsewhere(self.facts, fn.name)
+            # a unit test that builds a tiny model and calls the pass says nothing about the real callers
+            elsewhere = [(o, site) for o, site in project.callers_elsewhere(self.facts, fn.name) if not is_test_file(o.path)]
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
                 # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Iterator
 
 import libcst as cst
+
+
+def is_test_file(path: str) -> bool:
+    """pytest files: their tiny models and doubles run on the CPU and in whatever mode a test wants."""
+    p = PurePath(path)
+    return p.name.startswith("test_") or p.name.endswith("_test.py") or "tests" in p.parts or p.name == "conftest.py"
 
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:
