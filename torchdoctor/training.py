@@ -180,6 +180,8 @@ class TrainingFacts:
             direct = call.context.loop is loop
             if not direct and call.context.loop.parent is loop and self.event_of(call) == ("step", "<manual>"):
                 direct = True  # `for p in model.parameters(): p.data.add_(-lr * p.grad)`
+            elif not direct and call.context.loop.parent is loop and self._over_optimizers(call.context.loop):
+                direct = True  # `for opt in optimizers: opt.step()`: every optimizer, once per iteration
             self._collect(call, direct, call.node, events, {}, depth, seen)
         for a in loop.assigns:
             if _resets_grad(a):
@@ -196,7 +198,7 @@ class TrainingFacts:
         if depth <= 0:
             return
         callees = []
-        local = self.facts.resolve_function(call)
+        local = self.facts.resolve_function(call) or self._method_of_local_instance(call)
         if local is not None:
             callees.append((local, _bind(local, call, subst, self)))
         for arg in call.node.args:  # closures and callbacks passed along: LBFGS `opt.step(closure)`
@@ -209,12 +211,38 @@ class TrainingFacts:
                 continue
             seen.add(id(fn))
             for inner in fn.calls:
-                inner_direct = direct and inner.context.loop is None
+                loop = inner.context.loop
+                inner_direct = direct and (loop is None or loop.parent is None and self._over_optimizers(loop))
                 self._collect(inner, inner_direct, site, events, binding, depth - 1, seen)
             for a in fn.assigns:
                 if _resets_grad(a):
                     events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
             seen.discard(id(fn))
+
+    def _over_optimizers(self, loop: LoopInfo) -> bool:
+        """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step."""
+        return any(self.is_optimizer(t) for t in loop.targets)
+
+    def _method_of_local_instance(self, call: CallInfo) -> FunctionInfo | None:
+        """`manager.step_optimizers(step)` with `manager = TrainingManager(model)` built in this file, or
+        `self.optimizer.step()` with `self.optimizer = NorMuonAndAdam(...)`: a class whose step resets."""
+        receiver = call.receiver
+        if receiver is None or call.method is None:
+            return None
+        if receiver.startswith("self.") and receiver.count(".") == 1:  # `self.optimizer = NorMuonAndAdam(...)`
+            owner = call.function.self_class()
+            scopes = list(owner.methods.values()) if owner is not None else []
+        elif "." in receiver:
+            return None
+        else:
+            scopes = [call.function] + ([self.facts.module_function] if not call.function.is_module else [])
+        for scope in scopes:
+            for a in scope.assigns:
+                if a.targets == (receiver,) and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name):
+                    cls = self.facts.classes.get(a.value.func.value)
+                    if cls is not None:
+                        return self.facts.find_method(cls, call.method)
+        return None
 
     def unknown_calls_taking(self, loop: LoopInfo, name: str, beside: cst.CSTNode | None = None) -> bool:
         """Whether the loop hands `name` to code this file cannot see (which might reset it),
