@@ -98,7 +98,11 @@ class ModuleInPlainContainer(Rule):
             filled_with_modules = set()
             for call in calls:
                 if call.method in ("append", "extend", "insert") and call.receiver:
-                    if any(_holds_module(training, a.value) for a in call.node.args):
+                    if any(
+                        _holds_module(training, a.value)
+                        or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns))
+                        for a in call.node.args
+                    ):
                         filled_with_modules.add(call.receiver)
             for a in assigns:
                 for t in a.targets:
@@ -185,6 +189,27 @@ def _holds_module(training, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "tuple", "dict") and value.args:
         return _holds_module(training, value.args[0].value)
     return False
+
+
+def _names_a_module(training, call, value: cst.BaseExpression) -> bool:
+    """`block = Block(dim)` ... `self.blocks.append(block)`: a local name the same function builds a module into."""
+    if not isinstance(value, cst.Name):
+        return False
+    return any(
+        a.targets == (value.value,) and a.value is not None and a.context.order < call.context.order
+        and training.constructs_module(a.value)
+        for a in call.function.assigns
+    )
+
+
+def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns) -> bool:
+    """`self.add_module(f"conv{k}", conv)` or `self.conv1 = conv` beside `self.convs.append(conv)`:
+    the list only keeps references to modules registered another way."""
+    name = value.value if isinstance(value, cst.Name) else None
+    return name in registered or any(
+        a.value is not None and dotted_name(a.value) == name and any(t.startswith("self.") for t in a.targets)
+        for a in assigns
+    )
 
 
 def _only_stateless(ctx, value: cst.BaseExpression) -> bool:

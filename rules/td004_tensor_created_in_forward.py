@@ -217,15 +217,19 @@ class TensorCreatedInForward(Rule):
                 continue
             if _is_zero_size(call.node):
                 continue  # `torch.empty(0)`: a placeholder for an argument that is not used (TorchScript's None)
-            if device_aware or id(call.node) in uses.moved or id(call.node) in uses.indexing:
-                continue
             target = uses.assigned_name(call.node)
+            carrier = uses.carried_by.get(id(call.node))
+            if device_aware and not uses.met_before_moved(call.node, target, carrier, moved_at_end=True):
+                continue
+            if id(call.node) in uses.moved or id(call.node) in uses.indexing:
+                continue
             if _read_as_host_scalar(ctx.facts, fn, call.node, target):
                 continue
-            if target is not None and (target in uses.moved_names or uses.only_cpu_side(target, call.node)):
+            if target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target):
                 continue
-            carrier = uses.carried_by.get(id(call.node))
-            if carrier in uses.moved_names:
+            if target is not None and uses.only_cpu_side(target, call.node):
+                continue
+            if carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
             if carrier and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
                 continue  # `neg = neg + torch.arange(b)[:, None] * high` on the host, then only an index
@@ -820,6 +824,11 @@ class _UseScan(cst.CSTVisitor):
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
         self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
         self.guarded: set[int] = set()  # `.cuda()` calls chosen by a device test in a conditional expression
+        self.met: dict[str, list[int]] = {}  # name -> when it was read in a body statement on the device
+        self.call_tick: dict[int, int] = {}  # call -> when it returned, in source order
+        self._device_branch_depth = 0  # inside branches chosen by a device test
+        self.moved_at: dict[str, int] = {}  # name -> when it was first moved (or carried into a moved value)
+        self._moved_reads: set[int] = set()  # Name nodes read inside a moved value: `x + pe.to(x.device)`
         for a in fn.assigns:
             value = a.value
             if len(a.targets) != 1 and not isinstance(value, cst.Call):
@@ -909,9 +918,12 @@ class _UseScan(cst.CSTVisitor):
         self._statements.append(_Statement(node.test, self.device))
         node.test.visit(self)
         self._statements.pop()
+        chosen = any(word in " ".join(names_in(node.test)).lower() for word in _DEVICE_WORDS)
+        self._device_branch_depth += chosen  # `if not x.is_cuda: cpu_kernel(x, out) else: out = out.cuda()`
         node.body.visit(self)
         if node.orelse is not None:
             node.orelse.visit(self)
+        self._device_branch_depth -= chosen
         return False
 
     def _follow_derivations(self) -> None:
@@ -920,12 +932,21 @@ class _UseScan(cst.CSTVisitor):
             for result, sources in self.flows_into.items():
                 if result in self.moved_names:
                     self.moved_names.update(sources)
+                    self._moved_with(sources, result)
             for derived, bases in self.derived_from.items():
                 for base in bases - {derived}:
                     if derived in self.moved_names:
                         self.moved_names.add(base)
+                        self._moved_with((base,), derived)
                     known = set(self.uses.get(base, []))
                     self.uses.setdefault(base, []).extend(u for u in self.uses.get(derived, []) if u not in known)
+
+    def _moved_with(self, sources, result: str) -> None:
+        """What flows into a moved value is moved when that value is (not before)."""
+        when = self.moved_at.get(result, float("inf"))
+        for source in sources:
+            if when < self.moved_at.get(source, float("inf")):
+                self.moved_at[source] = when
 
     def assigned_name(self, call: cst.Call) -> str | None:
         return self.targets.get(id(call))
@@ -947,6 +968,21 @@ class _UseScan(cst.CSTVisitor):
         return statement is not None and not statement.touches
 
     def visit_Call(self, node: cst.Call) -> None:
+        already = len(self.moved_names)
+        self._scan_call(node)
+        if len(self.moved_names) != already:
+            self._tick += 1
+            for name in self.moved_names:
+                self.moved_at.setdefault(name, self._tick)
+
+    def _mark_moved_reads(self, moved: cst.CSTNode) -> None:
+        class _V(cst.CSTVisitor):
+            def visit_Name(inner, n: cst.Name) -> None:
+                self._moved_reads.add(id(n))
+
+        moved.visit(_V())
+
+    def _scan_call(self, node: cst.Call) -> None:
         if self._statements:
             self._host_made[id(node)] = self._statements[-1]  # asked about only for a few factories
         if id(node) in self.targets:
@@ -959,6 +995,7 @@ class _UseScan(cst.CSTVisitor):
         if callee in self.movers or by_name:
             for arg in _args_bound_to(node, self.movers[callee] if callee in self.movers else None, self.params_of.get(callee)):
                 self.moved.add(id(arg.value))  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)
+                self._mark_moved_reads(arg.value)
                 name = dotted_name(arg.value)
                 if name:
                     self.moved_names.add(name)
@@ -967,6 +1004,7 @@ class _UseScan(cst.CSTVisitor):
             and not (dotted_name(node.args[0].value) or "").startswith("torch.")
         ):
             self.moved.add(id(node.func.value))  # `.type(dtype)` with dtype = x.type(): 'torch.cuda.FloatTensor'
+            self._mark_moved_reads(node.func.value)
             name = dotted_name(node.func.value)
             if name:
                 self.moved_names.add(name)
@@ -978,6 +1016,7 @@ class _UseScan(cst.CSTVisitor):
         ):
             moved = node.func.value
             self.moved.add(id(moved))
+            self._mark_moved_reads(moved)
             # torch.eye(n).expand_as(x).to(x.device), (torch.arange(n) + k).cuda(),
             # torch.exp(c * torch.arange(h)).to(t.device): every call whose value flows in moves too
             self.moved.update(id(inner) for inner in _value_calls(moved))
@@ -994,6 +1033,7 @@ class _UseScan(cst.CSTVisitor):
             self._cpu_side_depth += 1
 
     def leave_Call(self, original_node: cst.Call) -> None:
+        self.call_tick[id(original_node)] = self._tick  # its own arguments (`from_numpy(window_sum)`) are read by now
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth -= 1
 
@@ -1019,6 +1059,23 @@ class _UseScan(cst.CSTVisitor):
             )
             self._tick += 1
             self.uses.setdefault(node.value, []).append((self._tick, kind))
+            if (
+                kind == "tensor" and id(node) not in self._moved_reads and not self._device_branch_depth
+                and self._statements and not self._statements[-1].always
+            ):
+                self.met.setdefault(node.value, []).append(self._tick)
+
+    def met_before_moved(self, made: cst.Call, *names: str | None, moved_at_end: bool = False) -> bool:
+        """`pos = torch.arange(n)`, `theta = torch.outer(pos, self.freq)` ... `return theta.type_as(x)`:
+        a move that comes after the CPU tensor met the device in the body comes too late. (Only reads
+        between the factory and the move count: an earlier value of the same name is another value.)"""
+        start = self.call_tick.get(id(made), -1)
+        for name in names:
+            if name:
+                moved = float("inf") if moved_at_end else self.moved_at.get(name, float("inf"))
+                if any(start < t < moved for t in self.met.get(name, ())):
+                    return True
+        return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value in ("shape", "device", "dtype"):
