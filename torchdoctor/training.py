@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from torchdoctor.project import ProjectIndex
 
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
+# torch.nn.utils functions that hand back the module they are given, reparametrised
+_RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust", re.I)
 _LAYER_CLASS = re.compile(
     r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
@@ -365,6 +367,8 @@ class TrainingFacts:
         q = self.facts.qualify(node.func)
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.nn.utils.") and last in _RETURNS_ITS_MODULE and node.args:
+                return self.constructs_module(node.args[0].value, depth)  # `weight_norm(Conv1d(...))`
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
         called = dotted_name(node.func) or ""
         if called.startswith("self.") and called.count(".") == 1 and depth < 2:
