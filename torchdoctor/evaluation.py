@@ -336,6 +336,8 @@ class Evaluation:
                 name = dotted_name(part)
                 if name in evaled:
                     return True
+                if isinstance(part, cst.Call) and any(dotted_name(a.value) in evaled for a in part.args if a.keyword is None):
+                    return True  # `return fabric.setup_module(model)`, `return DDP(model)`: wrapped, mode kept
                 held = self.flow.value_of(name, callee, at) if name else None
                 inner = held[0] if held is not None else part
                 if isinstance(inner, (cst.Call, cst.Subscript)) and self._made_in_eval_mode(inner, callee, depth + 1):
