@@ -55,6 +55,7 @@ LIGHTNING_HOOKS = {
 }
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
+_ANY_LOADER = re.compile(r"(^|_)(loader|dataloader|data_loader|dl)$", re.I)
 _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
@@ -125,8 +126,8 @@ class Evaluation:
             return []
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or fn.name in LIGHTNING_HOOKS or _BN_STATISTICS.search(fn.name) or self._has_training(fn):
-                continue  # (precise-BN passes run the model in training mode on purpose)
+            if fn.is_module or (fn.name in LIGHTNING_HOOKS and fn.cls is not None) or _BN_STATISTICS.search(fn.name) or self._has_training(fn):
+                continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
@@ -137,16 +138,31 @@ class Evaluation:
         for fn in self.facts.functions:
             if any(p.function is fn for p in out):
                 continue
+            if fn.is_module or _BN_STATISTICS.search(fn.name):
+                continue
             for loop in fn.loops:
-                if not (loop.iter_name and _EVAL_LOADER.search(loop.iter_name.rsplit(".", 1)[-1])):
-                    continue
+                last = loop.iter_name.rsplit(".", 1)[-1] if loop.iter_name else ""
+                if not (_EVAL_LOADER.search(last) or _ANY_LOADER.search(last) and not self._fed_training_data(fn, loop.iter_name)):
+                    continue  # (`def accuracy(network, loader, ...)`: a no_grad loop over a loader is a pass)
                 calls = tuple(
-                    ModelRun(c, c.dotted) for c in loop.calls
-                    if any(is_no_grad_name(w) for w in c.context.withs) and self.is_model_call(c)
-                )
+                    r for r in self.model_runs(fn)
+                    if r.call.context.loop is not None and loop.encloses(r.call.context.loop)
+                    and any(is_no_grad_name(w) for w in r.call.context.withs)
+                )  # (`model(x)`, and `network.predict(x)` of a model the function switches with .eval()/.train())
                 if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
                     out.append(EvalPass(fn, calls, False))
         return out
+
+    def _fed_training_data(self, fn: FunctionInfo, loader: str) -> bool:
+        """`init_memory(train_loader, model)`: a no_grad pass over the training data (a memory bank, features
+        for clustering) runs in whatever mode training wants; it is not an evaluation."""
+        if loader not in fn.params:
+            return "train" in loader.lower()
+        for flow, site in self.flow.call_sites_anywhere(fn):
+            arg = flow.argument_for(fn, loader, site)
+            if arg is not None and "train" in (dotted_name(arg) or "").lower():
+                return True
+        return False
 
     def _shared_with_training(self, method: FunctionInfo) -> bool:
         """Some training method computes with `self.<method>(...)`: `def training_loss(self, batch):
@@ -281,6 +297,8 @@ class Evaluation:
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
+        if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
+            return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
 
     def _model_method(self, call: CallInfo) -> FunctionInfo | None:
@@ -504,8 +522,10 @@ class Evaluation:
         mode = self._last_mode(fn, model, call.context.order)
         if mode is not None:
             return mode == "eval"
-        if fn.is_module or depth > 3:
+        if fn.is_module:
             return False
+        if depth > 3:
+            return True  # callers of callers of callers: too far to follow, so no claim is made
         head = model.split(".", 1)[0]
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
@@ -639,9 +659,8 @@ class Evaluation:
         for c in fn.calls:
             if c.context.order >= before or c.receiver is None:
                 continue
-            receiver = self.training.canonical(c.receiver, fn) or c.receiver
-            covers = model == receiver or model.startswith(receiver + ".") or receiver == "self"
-            if not covers:
+            receivers = {c.receiver, self.training.canonical(c.receiver, fn) or c.receiver}  # (`model = model.module` aliases model to itself)
+            if not any(model == r or model.startswith(r + ".") or r == "self" for r in receivers):
                 continue
             if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
                 last_eval = max(last_eval, c.context.order)
