@@ -75,11 +75,12 @@ class ModelRun:
 class EvalPass:
     function: FunctionInfo
     model_calls: tuple[ModelRun, ...]
-    by_name: bool  # a validate/evaluate/... function (else a no_grad block over a val/test loader)
+    by_name: bool  # a validate/evaluate/... function, or one that evals its model and runs it per batch
+    # (else a no_grad block over a loader, judged only for the mode)
 
 
 def is_no_grad_name(name: str | None) -> bool:
-    return bool(name) and name.rsplit(".", 1)[-1] in _NO_GRAD_WORDS
+    return bool(name) and name.rsplit(".", 1)[-1].endswith(_NO_GRAD_WORDS)  # YOLOv5's `smart_inference_mode`
 
 
 def uses_other_framework(facts) -> bool:
@@ -130,7 +131,9 @@ class Evaluation:
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
-            if _EVAL_NAME.search(fn.name) or any(is_no_grad_name(d) for d in fn.decorators):
+            # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
+            # wraps detect.py's `run`, whose model comes from a loader that switches it to eval itself)
+            if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in _NO_GRAD_WORDS for d in fn.decorators):
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls and not self._shared_with_training(fn):
                     # (not a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation)
@@ -151,6 +154,22 @@ class Evaluation:
                 )  # (`model(x)`, and `network.predict(x)` of a model the function switches with .eval()/.train())
                 if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
                     out.append(EvalPass(fn, calls, False))
+        for fn in self.facts.functions:
+            if fn.is_module or any(p.function is fn for p in out) or self._has_training(fn):
+                continue
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
+                continue
+            # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
+            # function switches the model to eval and runs it per batch; it is a pass whatever its name
+            evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver]
+            calls = tuple(
+                r for r in self.model_runs(fn)
+                if r.call.context.loops and self._runs_per_batch(r.call) and _iterates_data(r.call.context.loops[-1])
+                and any(e.context.order < r.call.context.order and (r.model == e.receiver or r.model.startswith(e.receiver + "."))
+                        for e in evaled)
+            )
+            if calls and not self._shared_with_training(fn):
+                out.append(EvalPass(fn, calls, True))
         return out
 
     def _fed_training_data(self, fn: FunctionInfo, loader: str) -> bool:
@@ -681,6 +700,16 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _iterates_data(loop) -> bool:
+    """`for x, y in loader`, not `for _ in range(2): model(im)` (warm-up runs) or a `while` of retries."""
+    if not isinstance(loop.node, cst.For):
+        return False
+    it = loop.node.iter
+    while isinstance(it, cst.Call) and dotted_name(it.func) in ("enumerate", "tqdm", "tqdm.tqdm", "iter") and it.args:
+        it = it.args[0].value
+    return not (isinstance(it, cst.Call) and dotted_name(it.func) == "range")
 
 
 def _rooted_at_self(func: cst.BaseExpression) -> bool:
