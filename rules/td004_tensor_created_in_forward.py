@@ -846,6 +846,9 @@ class _UseScan(cst.CSTVisitor):
                     self.targets[id(part)] = a.targets[0]
                 if (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Variable" and value.args:
                     self.targets[id(value.args[0].value)] = a.targets[0]  # `v = Variable(torch.Tensor(...))`
+            elif len(a.targets) > 1 and isinstance(value, cst.Call) and isinstance(a.node, cst.Assign) and len(a.node.targets) > 1:
+                for part in _shaping_chain(value):  # `kv_idx = block_idx = torch.arange(n)`: one tensor, two names
+                    self.targets[id(part)] = a.targets[0]
             elif len(a.targets) > 1 and isinstance(value, cst.Call):
                 # `mesh_a, mesh_b = torch.meshgrid(torch.arange(n), torch.arange(m))`: the outputs stand for
                 # the factories, under the first name; what happens to either happens to the group
@@ -904,6 +907,10 @@ class _UseScan(cst.CSTVisitor):
         if fn.node is not None:
             fn.node.body.visit(self)
         self._follow_derivations()
+        self._feeds: dict[str, set[str]] = {}  # source -> what is computed from it
+        for result, sources in self.flows_into.items():
+            for source in sources:
+                self._feeds.setdefault(source, set()).add(result)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         # a value handed out of the function meets whatever the caller has: not host-only
@@ -957,7 +964,19 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
-        return bool(kinds) and all(k in ("index", "cpu", "return", "host") for k in kinds)
+        if not (kinds and all(k in ("index", "cpu", "return", "host") for k in kinds)):
+            return False
+        # `causal = q_idx[:, None] >= kv_idx` is computed on the host, but `causal` may meet the device later
+        return all(self._stays_on_host(result, {name}) for result in self._feeds.get(name, ()) if "host" in kinds)
+
+    def _stays_on_host(self, name: str, seen: set[str]) -> bool:
+        if name in seen or name in self.moved_names:
+            return True
+        seen.add(name)
+        kinds = [k for _, k in self.uses.get(name, []) if k != "derive"]
+        if any(k not in ("index", "cpu", "return", "host") for k in kinds):
+            return False
+        return all(self._stays_on_host(r, seen) for r in self._feeds.get(name, ()))
 
     def callers_of(self, node: cst.CSTNode) -> list[cst.Call]:
         """The calls that take `node` as an argument directly."""
