@@ -606,7 +606,7 @@ class Evaluation:
                 # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot
                 # see) switches this model to eval, or every construction hands it a model already in eval
                 return self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
-            return head in fn.params
+            return head in fn.params or self._taken_from_param(head, fn)
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
             name = dotted_name(arg) if arg is not None else None
@@ -616,6 +616,17 @@ class Evaluation:
             if not other.eval_mode_set_before(name + model[len(head):], site, depth + 1):
                 return False
         return True
+
+    def _taken_from_param(self, name: str, fn: FunctionInfo) -> bool:
+        """`model = models[0]`, `mt_decoder = getattr(model, ...)`, `net = model.decoder`: a model (or part of
+        one) that arrived as a parameter, so the caller owns its mode, as for the parameter itself."""
+        assign = self.flow.reaching_assignment(name, fn, 1 << 62)
+        value = getattr(getattr(assign, "node", None), "value", None)
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        if isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and value.args:
+            value = value.args[0].value
+        return isinstance(value, cst.Name) and value.value in fn.params and value.value not in ("self", "cls")
 
     def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int) -> bool:
         """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
