@@ -663,18 +663,28 @@ class Evaluation:
              if a.targets == (model,) and isinstance(a.value, cst.Name) and a.value.value in init.params),
             None,
         )
-        sites = self.flow.call_sites(init) if param else []
+        if param is None:
+            return False
+        sites = [(self, site) for site in self.flow.call_sites(init)]
+        project = self.training.project
+        if not sites and project is not None:
+            # `RayEvalRuntime(env, policy)` built in another file of the project, or by a framework we cannot
+            # see: with no construction anywhere, the model handed in is the constructor's caller's to set
+            sites = [(self.for_file(o), site) for o, site in project.callers_elsewhere(self.facts, cls.name)
+                     if not is_test_file(o.path)]
+            if not sites:
+                return True
         if not sites:
             return False
-        for site in sites:
+        for judge, site in sites:
             arg = self.flow.argument_for(init, param, site)
             name = dotted_name(arg) if arg is not None else None
             if name is None:
                 return False
-            values = self.flow.reaching_candidates(name, site.function, site.context.order)
+            values = judge.flow.reaching_candidates(name, site.function, site.context.order)
             if values and all(is_none(v.value) or isinstance(v.value, cst.Attribute) for v in values):
                 continue  # not a model at all
-            if not self.eval_mode_set_before(name, site, depth + 1):
+            if not judge.eval_mode_set_before(name, site, depth + 1):
                 return False
         return True
 
