@@ -803,6 +803,16 @@ class _Statement:
         return self._touches
 
 
+class _NameCollector(cst.CSTVisitor):
+    """Collects the ids of the Name nodes under a node."""
+
+    def __init__(self, into: set[int]) -> None:
+        self.into = into
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.into.add(id(node))
+
+
 class _UseScan(cst.CSTVisitor):
     """How tensors made in one function are used: moved, used as an index, or only read on the CPU side.
 
@@ -995,11 +1005,10 @@ class _UseScan(cst.CSTVisitor):
                 self.moved_at.setdefault(name, self._tick)
 
     def _mark_moved_reads(self, moved: cst.CSTNode) -> None:
-        class _V(cst.CSTVisitor):
-            def visit_Name(inner, n: cst.Name) -> None:
-                self._moved_reads.add(id(n))
-
-        moved.visit(_V())
+        if isinstance(moved, cst.Name):
+            self._moved_reads.add(id(moved))  # the common case: `mask.to(x.device)`
+        else:
+            moved.visit(_NameCollector(self._moved_reads))
 
     def _scan_call(self, node: cst.Call) -> None:
         if self._statements:

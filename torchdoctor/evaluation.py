@@ -145,23 +145,28 @@ class Evaluation:
                 continue
             for loop in fn.loops:
                 last = loop.iter_name.rsplit(".", 1)[-1] if loop.iter_name else ""
-                if not (_EVAL_LOADER.search(last) or _ANY_LOADER.search(last) and not self._fed_training_data(fn, loop.iter_name)):
+                named_for_evaluation = bool(_EVAL_LOADER.search(last))
+                if not (named_for_evaluation or _ANY_LOADER.search(last)):
                     continue  # (`def accuracy(network, loader, ...)`: a no_grad loop over a loader is a pass)
                 calls = tuple(
                     r for r in self.model_runs(fn)
                     if r.call.context.loop is not None and loop.encloses(r.call.context.loop)
                     and any(is_no_grad_name(w) for w in r.call.context.withs)
                 )  # (`model(x)`, and `network.predict(x)` of a model the function switches with .eval()/.train())
-                if calls and not any(e.kind == "backward" for e in self.training.loop_events(loop)):
+                if not calls or any(e.kind == "backward" for e in self.training.loop_events(loop)):
+                    continue
+                if named_for_evaluation or not self._fed_training_data(fn, loop.iter_name):
                     out.append(EvalPass(fn, calls, False))
         for fn in self.facts.functions:
-            if fn.is_module or any(p.function is fn for p in out) or self._has_training(fn):
+            if fn.is_module or not fn.loops or any(p.function is fn for p in out):
                 continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self._has_training(fn):
                 continue
             # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
             # function switches the model to eval and runs it per batch; it is a pass whatever its name
             evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver]
+            if not evaled or not fn.loops:
+                continue
             calls = tuple(
                 r for r in self.model_runs(fn)
                 if r.call.context.loops and self._runs_per_batch(r.call) and _iterates_data(r.call.context.loops[-1])
@@ -219,6 +224,8 @@ class Evaluation:
         """A module's `forward` calls it (directly, or through plain helpers): NeRF's `inference()` inside
         `render_rays()` queries the network for training as much as for testing, and runs in whatever
         mode and grad mode the forward runs in."""
+        if depth == 0 and (fn.parent is None or fn.parent.is_module):
+            return False  # only helpers nested in another function: their callers are in reach, and rare
         for facts, call in self._callers_of(fn):
             caller = call.function
             if caller is fn or caller.is_module:
