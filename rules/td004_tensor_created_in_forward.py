@@ -179,8 +179,11 @@ class TensorCreatedInForward(Rule):
         if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
+        defaults = _calls_in_defaults(fn)  # `def forward(ctx, boxes, k=torch.tensor([100]))`: made once, at definition
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
+            if id(call.node) in defaults:
+                continue
             q = call.qualname or ""
             if (
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q
@@ -241,6 +244,27 @@ class TensorCreatedInForward(Rule):
                 "device'; pass `device=` from the input (or register a buffer)",
                 replace=replace,
             )
+
+
+def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
+    """ids of the calls in the default values of fn's parameters."""
+    found: set[int] = set()
+    params = fn.node.params if fn.node is not None else None
+    for param in (*params.params, *params.kwonly_params, *params.posonly_params) if params is not None else ():
+        if param.default is not None:
+            found.update(id(c) for c in _all_calls(param.default))
+    return found
+
+
+def _all_calls(node: cst.CSTNode) -> list[cst.Call]:
+    calls: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            calls.append(n)
+
+    node.visit(_V())
+    return calls
 
 
 def _named_host_side(target: str | None) -> bool:
@@ -355,6 +379,10 @@ def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         return _value_calls(node.value, depth + 1)
     if isinstance(node, (cst.List, cst.Tuple)):  # torch.cat([torch.ones(b), torch.zeros(b)]).to(x.device)
         return [c for e in node.elements for c in _value_calls(e.value, depth + 1)]
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):  # torch.cat([torch.ones(len(c)) for c in coords]).to(dev)
+        return _value_calls(node.elt, depth + 1)
+    if isinstance(node, cst.IfExp):  # `torch.ones(n) if keep else torch.zeros(n)`: either one flows on
+        return _value_calls(node.body, depth + 1) + _value_calls(node.orelse, depth + 1)
     if isinstance(node, cst.Comparison):  # x[:, torch.arange(n) != cls_pos]: a CPU mask
         return _value_calls(node.left, depth + 1) + [
             c for t in node.comparisons for c in _value_calls(t.comparator, depth + 1)

@@ -578,10 +578,10 @@ class Evaluation:
 
     @staticmethod
     def _free_in_closure(fn: FunctionInfo, head: str) -> bool:
-        """`head` is a variable of the function enclosing `fn`, not one of fn's own."""
+        """`head` is a variable of the function (or module) enclosing `fn`, not one of fn's own."""
         parent = fn.parent
-        if parent is None or parent.is_module or parent.cls is not None and head == "self":
-            return False
+        if parent is None or parent.cls is not None and head == "self":
+            return False  # (a module-level global counts: `model = load().eval()` then `def predict(...)`)
         return head not in fn.params and head not in fn.assigned_names() and (head in parent.params or head in parent.assigned_names())
 
     def _unwrapped(self, name: str, fn: FunctionInfo, order: int) -> str | None:
