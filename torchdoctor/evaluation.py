@@ -731,13 +731,16 @@ class Evaluation:
 
 
 def _iterates_data(loop) -> bool:
-    """`for x, y in loader`, not `for _ in range(2): model(im)` (warm-up runs) or a `while` of retries."""
+    """`for x, y in loader` or `range(0, n, batch_size)`, not `for _ in range(2): model(im)` (warm-up runs)
+    or a `while` of retries."""
     if not isinstance(loop.node, cst.For):
         return False
     it = loop.node.iter
     while isinstance(it, cst.Call) and dotted_name(it.func) in ("enumerate", "tqdm", "tqdm.tqdm", "iter") and it.args:
         it = it.args[0].value
-    return not (isinstance(it, cst.Call) and dotted_name(it.func) == "range")
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "range":
+        return len(it.args) == 3  # `range(0, len(x), batch_size)` walks data in batches; `range(2)` repeats
+    return True
 
 
 def _rooted_at_self(func: cst.BaseExpression) -> bool:
