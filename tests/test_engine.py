@@ -113,6 +113,34 @@ def test_project_index_sees_module_base_class_in_another_file(tmp_path):
     assert lint_source(source, str(train), [rules_by_code()["TD003"]], ProjectIndex()).findings == []
 
 
+def test_package_kept_in_a_subfolder_of_the_project_resolves(tmp_path):
+    """`from depthpkg.layers import Projector` inside metric/depthpkg/models/net.py: the package's root
+    is metric/, which the project's scripts put on sys.path (Depth-Anything's metric_depth/zoedepth)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "metric" / "depthpkg"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "layers.py").write_text(
+        "import torch.nn as nn\n\nclass Projector(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+    )
+    net = pkg / "models" / "net.py"
+    source = textwrap.dedent(
+        """
+        import torch.nn as nn
+        from depthpkg.layers import Projector
+
+        class Net(nn.Module):
+            def __init__(self, widths):
+                super().__init__()
+                self.projectors = [Projector() for w in widths]
+        """
+    )
+    net.write_text(source)
+    index = ProjectIndex()
+    assert index.module_file(net, "depthpkg.layers") == (pkg / "layers.py").resolve()
+    result = lint_source(source, str(net), [rules_by_code()["TD003"]], index)
+    assert [(f.line, f.code) for f in result.findings] == [(8, "TD003")]
+
+
 def test_noqa_on_flagged_line_only():
     src = """
     import torch.nn as nn

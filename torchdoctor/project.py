@@ -86,6 +86,15 @@ class ProjectIndex:
             found = _module_at(base, parts)
             if found is not None:
                 return found
+        # `from zoedepth.models.layers import X` inside metric_depth/zoedepth/...: the package's own folder
+        # sits in a sub-folder of the repository, which its scripts put on sys.path
+        folder = importer.parent
+        while folder != root and root in folder.parents:
+            if folder.name == parts[0] and folder.parent not in bases:
+                found = _module_at(folder.parent, parts)
+                if found is not None:
+                    return found
+            folder = folder.parent
         return None
 
     def resolve_imported(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, ClassInfo | FunctionInfo] | None:
