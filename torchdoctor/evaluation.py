@@ -165,7 +165,7 @@ class Evaluation:
             # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
             # function switches the model to eval and runs it per batch; it is a pass whatever its name
             evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver]
-            if not evaled or not fn.loops:
+            if not evaled:
                 continue
             calls = tuple(
                 r for r in self.model_runs(fn)
@@ -628,7 +628,7 @@ class Evaluation:
         """`model = models[0]`, `mt_decoder = getattr(model, ...)`, `net = model.decoder`: a model (or part of
         one) that arrived as a parameter, so the caller owns its mode, as for the parameter itself."""
         assign = self.flow.reaching_assignment(name, fn, 1 << 62)
-        value = getattr(getattr(assign, "node", None), "value", None)
+        value = getattr(assign, "value", None)  # (None, or the marker of a name assigned differently by branch)
         while isinstance(value, (cst.Subscript, cst.Attribute)):
             value = value.value
         if isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and value.args:
