@@ -35,7 +35,7 @@ import libcst as cst
 from torchdoctor.discovery import discover
 from torchdoctor.config import ConfigFinder
 from torchdoctor.engine import lint_source
-from torchdoctor.facts import dotted_name
+from torchdoctor.facts import calls_within, dotted_name
 from torchdoctor.project import ProjectIndex
 from torchdoctor.rule import rules_by_code
 
@@ -141,7 +141,7 @@ class SoftmaxBeforeCrossEntropy(_Mutation):
         self.ce_names = ce_names
 
     def leave_SimpleStatementLine(self, original, updated):
-        for call in _calls_in(updated):
+        for call in calls_within(updated):
             name = dotted_name(call.func)
             if name in self.ce_names and call.args and isinstance(call.args[0].value, cst.Name):
                 if self._hit():
@@ -220,24 +220,13 @@ class RemoveNoGrad(_Mutation):
         return updated
 
 
-def _calls_in(node):
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n):
-            found.append(n)
-
-    node.visit(V())
-    return found
-
-
 def mutations_for(rule: str, source: str):
     if rule == "TD001":
         return (lambda t: DeleteStatement(t, _is_reset, need_loop=True)) if "backward" in source else None
     if rule == "TD002":
         names = {"F.cross_entropy", "torch.nn.functional.cross_entropy", "nn.functional.cross_entropy"}
         module = cst.parse_module(source)
-        for stmt in _calls_in(module):
+        for stmt in calls_within(module):
             if (dotted_name(stmt.func) or "").endswith("CrossEntropyLoss"):
                 names |= _assigned_names_of(module, stmt)
         return lambda t: SoftmaxBeforeCrossEntropy(t, names)

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.facts import exclusive_branches
+from torchdoctor.facts import exclusive_branches, within
 from torchdoctor.rule import Rule
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
@@ -121,7 +121,8 @@ class MissingZeroGrad(Rule):
 
 
 def _covers(resets: set, model: str) -> bool:
-    return model in resets or any(model.startswith(o + ".") or o.startswith(model + ".") for o in resets)
+    """A reset of the model itself, of a model it is part of, or of one of its parts."""
+    return any(within(model, o) or within(o, model) for o in resets)
 
 
 def _branches(facts, loop, node) -> tuple:

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.facts import FunctionInfo, dotted_name, is_test_file, keyword_arg, names_in, positional_args
+from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, is_test_file, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -252,19 +252,8 @@ def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
     params = fn.node.params if fn.node is not None else None
     for param in (*params.params, *params.kwonly_params, *params.posonly_params) if params is not None else ():
         if param.default is not None:
-            found.update(id(c) for c in _all_calls(param.default))
+            found.update(id(c) for c in calls_within(param.default))
     return found
-
-
-def _all_calls(node: cst.CSTNode) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            calls.append(n)
-
-    node.visit(_V())
-    return calls
 
 
 def _named_host_side(target: str | None) -> bool:
@@ -423,11 +412,13 @@ def _guarded_by_device_check(call) -> bool:
     the author chose the device."""
     if any("device" in w.lower() for w in call.context.withs):
         return True
-    for test in call.context.conditions:
-        text = " ".join(names_in(test)).lower()
-        if any(word in text for word in _DEVICE_WORDS):
-            return True
-    return False
+    return any(_tests_device(test) for test in call.context.conditions)
+
+
+def _tests_device(test: cst.BaseExpression) -> bool:
+    """`torch.cuda.is_available()`, `x.is_cuda`, `device == "cpu"`: a test that chooses by device."""
+    text = " ".join(names_in(test)).lower()
+    return any(word in text for word in _DEVICE_WORDS)
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
@@ -816,6 +807,11 @@ def _device_attributes(cls) -> set[str]:
 
 
 
+# uses of a name that keep it on the host: an index, metadata or a `.cpu()`-side read, handed back
+# to the caller, or arithmetic in a statement that touches nothing on the device
+_HOST_KINDS = ("index", "cpu", "return", "host")
+
+
 class _Statement:
     """A statement being walked; whether it touches the device is worked out only when asked."""
 
@@ -963,7 +959,7 @@ class _UseScan(cst.CSTVisitor):
         self._statements.append(_Statement(node.test, self.device))
         node.test.visit(self)
         self._statements.pop()
-        chosen = any(word in " ".join(names_in(node.test)).lower() for word in _DEVICE_WORDS)
+        chosen = _tests_device(node.test)
         self._device_branch_depth += chosen  # `if not x.is_cuda: cpu_kernel(x, out) else: out = out.cuda()`
         node.body.visit(self)
         if node.orelse is not None:
@@ -1002,17 +998,19 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
-        if not (kinds and all(k in ("index", "cpu", "return", "host") for k in kinds)):
+        if not (kinds and all(k in _HOST_KINDS for k in kinds)):
             return False
+        if "host" not in kinds:
+            return True
         # `causal = q_idx[:, None] >= kv_idx` is computed on the host, but `causal` may meet the device later
-        return all(self._stays_on_host(result, {name}) for result in self._feeds.get(name, ()) if "host" in kinds)
+        return all(self._stays_on_host(result, {name}) for result in self._feeds.get(name, ()))
 
     def _stays_on_host(self, name: str, seen: set[str]) -> bool:
         if name in seen or name in self.moved_names:
             return True
         seen.add(name)
         kinds = [k for _, k in self.uses.get(name, []) if k != "derive"]
-        if any(k not in ("index", "cpu", "return", "host") for k in kinds):
+        if any(k not in _HOST_KINDS for k in kinds):
             return False
         return all(self._stays_on_host(r, seen) for r in self._feeds.get(name, ()))
 
@@ -1145,8 +1143,7 @@ class _UseScan(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`w = w.cuda() if magnitude.is_cuda else w`: the author chose the device."""
-        text = " ".join(names_in(node.test)).lower()
-        if any(word in text for word in _DEVICE_WORDS):
+        if _tests_device(node.test):
             for part in (node.body, node.orelse):
                 if isinstance(part, cst.Call):
                     self.guarded.add(id(part))

@@ -16,7 +16,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchdoctor.dataflow import is_none
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, within
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
@@ -170,8 +170,7 @@ class Evaluation:
             calls = tuple(
                 r for r in self.model_runs(fn)
                 if r.call.context.loops and self._runs_per_batch(r.call) and _iterates_data(r.call.context.loops[-1])
-                and any(e.context.order < r.call.context.order and (r.model == e.receiver or r.model.startswith(e.receiver + "."))
-                        for e in evaled)
+                and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
             )
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
@@ -707,7 +706,7 @@ class Evaluation:
             if c.context.order >= before or c.receiver is None:
                 continue
             receivers = {c.receiver, self.training.canonical(c.receiver, fn) or c.receiver}  # (`model = model.module` aliases model to itself)
-            if not any(model == r or model.startswith(r + ".") or r == "self" for r in receivers):
+            if not any(within(model, r) or r == "self" for r in receivers):
                 continue
             if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
                 last_eval = max(last_eval, c.context.order)
@@ -717,7 +716,7 @@ class Evaluation:
             if c.context.order < before and self._helper_evals(c, model):
                 last_eval = max(last_eval, c.context.order)
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
-            covers = any(model == t or model.startswith(t + ".") for t in a.targets)
+            covers = any(within(model, t) for t in a.targets)
             if a.context.order < before and covers and a.value is not None and self._made_in_eval_mode(a.value, fn):
                 last_eval = max(last_eval, a.context.order)
         for c in fn.calls:  # a helper that puts the model back into training mode
@@ -794,7 +793,7 @@ def _enters_no_grad(call: cst.Call) -> bool:
 def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
     return any(
         i.method == "train" and not _is_false_arg(i.node) and i.receiver is not None
-        and (receiver is None or i.receiver == receiver or i.receiver.startswith(receiver + "."))
+        and (receiver is None or within(i.receiver, receiver))
         for i in callee.calls
     )
 

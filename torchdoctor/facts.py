@@ -86,6 +86,23 @@ def names_in(node: cst.CSTNode) -> set[str]:
     return found
 
 
+def calls_within(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call inside a node (the node itself included), in source order."""
+    found: list[cst.Call] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(_Collect())
+    return found
+
+
+def within(name: str, owner: str) -> bool:
+    """`name` is `owner` or one of its attributes: `model.encoder` is within `model`."""
+    return name == owner or name.startswith(owner + ".")
+
+
 @dataclass(eq=False)
 class LoopInfo:
     """A `for`/`while` statement (comprehensions are not loops here)."""

@@ -21,10 +21,12 @@ from torchdoctor.facts import (
     FileFacts,
     FunctionInfo,
     LoopInfo,
+    calls_within,
     dotted_name,
     exclusive_branches,
     names_in,
     positional_args,
+    within,
 )
 
 from torchdoctor.project import lookup_class
@@ -122,7 +124,7 @@ class TrainingFacts:
             if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
                 models = {
                     dotted_name(c.func.value)
-                    for c in _calls_within(a.value.args[0].value)
+                    for c in calls_within(a.value.args[0].value)
                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
                 }
                 models.discard(None)
@@ -259,7 +261,7 @@ class TrainingFacts:
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
-                if arg_name and (arg_name == name or name.startswith(arg_name + ".")):
+                if arg_name and within(name, arg_name):
                     return True
         return False
 
@@ -492,17 +494,6 @@ def _optimizer_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
     if len(targets) == 1:
         return targets
     return tuple(t for t in targets if not _NOT_OPTIMIZER.search(t.rsplit(".", 1)[-1]))
-
-
-def _calls_within(node: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            found.append(n)
-
-    node.visit(_V())
-    return found
 
 
 def _grad_owners(nodes) -> set[str]:
