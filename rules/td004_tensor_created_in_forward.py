@@ -120,9 +120,27 @@ class TensorCreatedInForward(Rule):
         params_of = _params_of(facts)
         scans: dict[int, _UseScan] = {}
 
+        binding: set[int] = set()  # helpers whose callers are being asked: recursion gets no answer
+
+        def bound_on_device(fn: FunctionInfo) -> dict[str, bool] | None:
+            """Which of a helper's parameters its callers in this file pass device values to."""
+            sites = [c for c in facts.calls if c.function is not fn and facts.resolve_function(c) is fn]
+            if not sites or id(fn) in binding:
+                return None
+            binding.add(id(fn))
+            try:
+                bound: dict[str, bool] = {}
+                for site in sites:
+                    device = scan_of(site.function).device
+                    for param, value in _bind_arguments(site.node, fn.params):
+                        bound[param] = bound.get(param, False) or device.touches(value)
+                return bound
+            finally:
+                binding.discard(id(fn))
+
         def scan_of(fn: FunctionInfo) -> "_UseScan":  # one walk per function, however often it is asked about
             if id(fn) not in scans:
-                scans[id(fn)] = _UseScan(fn, self.movers, params_of)
+                scans[id(fn)] = _UseScan(fn, self.movers, params_of, lambda: bound_on_device(fn))
             return scans[id(fn)]
 
         self.scan_of = scan_of
@@ -168,7 +186,9 @@ class TensorCreatedInForward(Rule):
                 f"is a CPU tensor handed to `{collective.dotted}`: the NCCL backend of GPU training accepts only "
                 "CUDA tensors and raises; create it with `device=` from the input"
             )
-        if target is not None and any(a.augmented and a.targets == (target,) for a in fn.assigns):
+        if target is not None and any(
+            a.augmented and a.targets == (target,) and not _host_number(a.value, fn) for a in fn.assigns
+        ):  # (`state["offset"] += offset` with an int offset stays on the host)
             return (
                 f"starts '{target}' as a CPU tensor and accumulates into it in place: `{target} += ...` with a "
                 "CUDA value raises 'Expected all tensors to be on the same device'; create it with `device=`"
@@ -234,6 +254,10 @@ class TensorCreatedInForward(Rule):
                 continue
             if carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
+            if forward is None and target is not None and _moved_by_callers(ctx.facts, fn, target, self.scan_of):
+                continue
+            if target is None and carrier is None and uses.made_on_host(call.node):
+                continue  # `if self.training and torch.rand(1) < p:`: a statement that meets nothing on the device
             if carrier and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
                 continue  # `neg = neg + torch.arange(b)[:, None] * high` on the host, then only an index
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
@@ -433,6 +457,28 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
     return True
 
 
+def _moved_by_callers(facts, helper: FunctionInfo, target: str, scan_of) -> bool:
+    """`y_true, mask = self.get_target(...)` then `y_true = y_true.type_as(x)`: the helper builds its
+    targets on the host and every caller moves the one it returns before it meets the device."""
+    positions = {
+        i for ret, _ in helper.returns if isinstance(ret.value, cst.Tuple)
+        for i, e in enumerate(ret.value.elements) if dotted_name(e.value) == target
+    }
+    if len(positions) != 1:
+        return False
+    position = positions.pop()
+    sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
+    for site in sites:
+        assigned = next((a for a in site.function.assigns if a.value is site.node), None)
+        if assigned is None or len(assigned.targets) <= position:
+            return False
+        name = assigned.targets[position]
+        scan = scan_of(site.function)
+        if name not in scan.moved_names or scan.met_before_moved(site.node, name):
+            return False
+    return bool(sites)
+
+
 def _device_movers(facts) -> dict[str, set[str]]:
     """Local helpers that move a parameter to a device, with the parameters they move
     (`def cuda_variable(t): return t.cuda()`). `weight.to(x.dtype)` is a cast, not a move."""
@@ -442,6 +488,19 @@ def _device_movers(facts) -> dict[str, set[str]]:
         if moved:
             movers[fn.name] = moved
     return movers
+
+
+def _bind_arguments(call: cst.Call, params: tuple[str, ...]) -> list[tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call to a local function; `*args` binds nothing."""
+    positional = [p for p in params if p not in ("self", "cls")]
+    pairs = []
+    for i, arg in enumerate(a for a in call.args if a.keyword is None):
+        if arg.star:
+            return []  # `f(*args)`: which parameter gets what is not written down
+        if i < len(positional):
+            pairs.append((positional[i], arg.value))
+    pairs += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None and a.keyword.value in params]
+    return pairs
 
 
 def _args_bound_to(call: cst.Call, params: set[str] | None, all_params: tuple[str, ...] | None) -> list[cst.Arg]:
@@ -554,6 +613,51 @@ def _from_shapes(call: cst.Call) -> bool:
     return bool(code) and all(".shape" in c or ".size(" in c or c.startswith("len(") for c in code)
 
 
+_NUMBER_BUILTINS = {"int", "len", "round", "float", "abs", "max", "min"}
+
+
+def _host_number(value, fn: FunctionInfo, depth: int = 0) -> bool:
+    """A plain Python number: a literal, sizes read from shapes, `max(0, n - self.context)`, or a
+    name only ever assigned such values."""
+    if value is None or depth > 4:
+        return False
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return _host_number(value.expression, fn, depth + 1)
+    if isinstance(value, cst.BinaryOperation):
+        return _host_number(value.left, fn, depth + 1) and _host_number(value.right, fn, depth + 1)
+    if isinstance(value, cst.Subscript):  # `x.shape[1]`
+        return isinstance(value.value, cst.Attribute) and value.value.attr.value == "shape"
+    if isinstance(value, cst.Attribute):  # `self.past_context`: a setting
+        return isinstance(value.value, cst.Name) and value.value.value == "self" and depth > 0
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _NUMBER_BUILTINS:
+        return value.func.value not in ("max", "min") or all(_host_number(a.value, fn, depth + 1) for a in value.args)
+    if isinstance(value, cst.Name):
+        values = [a.value for a in fn.assigns if a.targets == (value.value,)]
+        return bool(values) and all(_host_number(v, fn, depth + 1) for v in values)
+    return False
+
+
+def _is_int_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer)
+
+
+def _one_dimensional(call: cst.Call) -> bool:
+    """`torch.tensor([a, b])`, `torch.arange(n)`, `torch.zeros(n)`: one element of it is a 0-dim tensor."""
+    args = positional_args(call)
+    name = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
+    if name in ("arange", "linspace", "logspace", "randperm"):
+        return True
+    if name in _LITERAL_DATA:
+        return bool(args) and isinstance(args[0], (cst.List, cst.Tuple)) and not any(
+            isinstance(e.value, (cst.List, cst.Tuple, cst.ListComp)) for e in args[0].elements
+        )
+    return len(args) == 1 and isinstance(args[0], cst.Integer)
+
+
 def _is_sequence_literal(call: cst.Call) -> bool:
     args = positional_args(call)
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
@@ -610,9 +714,11 @@ class _DeviceValues:
     from them. A statement that touches none of them computes on the host only: CPU tensors meeting
     there (`neg = neg + torch.arange(b)[:, None] * high`) meet nothing on the GPU."""
 
-    def __init__(self, fn: FunctionInfo) -> None:
+    def __init__(self, fn: FunctionInfo, callers=None) -> None:
         self.fn = fn
         self._names: set[str] | None = None
+        # () -> {param: whether some caller in the file passes a device value} or None when nobody calls it
+        self._callers = callers
 
     @property
     def names(self) -> set[str]:
@@ -624,6 +730,7 @@ class _DeviceValues:
 
     def _work_out(self, fn: FunctionInfo) -> None:
         self.attrs = _device_attributes(fn.cls)
+        self.pure_methods = _arithmetic_methods(fn.self_class())
         # `reward = reward.to("cpu")`: the function moved it to the host on purpose, to compute there
         host = {t for a in fn.assigns if a.value is not None and _brought_to_host(a.value) for t in a.targets}
         params = [p for p in fn.params if p not in ("self", "cls", "ctx", *host) and not _host_parameter(fn, p)]
@@ -631,8 +738,13 @@ class _DeviceValues:
         # (`for r in results`, `batch["key"]`, `results.get(...)`): the serving code's list of dicts
         if fn.name == "forward":  # a module's inputs
             self._names |= set(params) - _used_as_containers(fn, params)
-        else:  # a helper's parameters: those it uses as tensors, in arithmetic or with tensor methods
-            self._names |= _arithmetic_operands(fn) & set(params)
+        else:  # a helper's parameters: what its callers pass, or else those it uses as tensors
+            bound = self._callers() if self._callers is not None else None
+            if bound is not None:  # `self.get_target(l, targets, anchors, in_h, in_w)`: in_h is a size
+                self._names |= {p for p in params if bound.get(p)}
+                params = []
+            else:
+                self._names |= _arithmetic_operands(fn) & set(params)
         for c in fn.calls:
             receiver = c.receiver or ""
             if receiver in params and c.method in _TENSOR_METHODS:
@@ -654,6 +766,7 @@ class _DeviceValues:
         found = False
         names = self.names
         attrs = self.attrs
+        pure = self.pure_methods
 
         class _V(cst.CSTVisitor):
             def visit_Attribute(self, n: cst.Attribute) -> bool:
@@ -676,7 +789,8 @@ class _DeviceValues:
                     return False
                 d = dotted_name(func) or ""
                 if d.startswith("self.") and d.count(".") == 1 and d != "self.training":
-                    found = found or d.split(".")[1] in attrs or not d.split(".")[1].startswith("_")
+                    method = d.split(".")[1]
+                    found = found or method in attrs or not (method.startswith("_") or method in pure)
                 return True
 
             def visit_Name(self, n: cst.Name) -> None:
@@ -785,6 +899,18 @@ def _brought_to_host(value: cst.BaseExpression) -> bool:
     return method == "to" and _is_cpu(_device_argument(value))
 
 
+def _arithmetic_methods(cls) -> set[str]:
+    """Methods that never read `self` (`self.calculate_iou(a, b)`): they reach none of the model's
+    layers, parameters or buffers, so their result is on the device only if their arguments are."""
+    if cls is None:
+        return set()
+    return {
+        name for name, method in cls.methods.items()
+        if name != "forward" and method.node is not None
+        and not any(part == "self" or part.startswith("self.") for part in names_in(method.node.body))
+    }
+
+
 def _device_attributes(cls) -> set[str]:
     """`self.X` that hold the model's layers, parameters or buffers."""
     attrs: set[str] = set()
@@ -815,10 +941,11 @@ _HOST_KINDS = ("index", "cpu", "return", "host")
 class _Statement:
     """A statement being walked; whether it touches the device is worked out only when asked."""
 
-    __slots__ = ("node", "device", "always", "_touches")
+    __slots__ = ("node", "device", "always", "_touches", "ended_at")
 
     def __init__(self, node: cst.CSTNode, device: "_DeviceValues", always: bool = False) -> None:
         self.node, self.device, self.always, self._touches = node, device, always, None
+        self.ended_at: int | None = None
 
     @property
     def touches(self) -> bool:
@@ -843,12 +970,12 @@ class _UseScan(cst.CSTVisitor):
     A targeted walk of one small function, done only for forward methods and their helpers.
     """
 
-    def __init__(self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None) -> None:
+    def __init__(self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None) -> None:
         self.movers = movers or {}
         self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
-        self.indexing: set[int] = set()  # nodes used as a subscript index
+        self.indexing: set[int] = set()  # nodes used as a subscript index, or read back as numbers (`.item()`)
         self.targets: dict[int, str] = {}
         self.uses: dict[str, list[tuple[int, str]]] = {}  # name -> (when, how) for each read
         self.made_at: dict[int, int] = {}  # factory call -> when it ran, in source order
@@ -856,6 +983,7 @@ class _UseScan(cst.CSTVisitor):
         self._index_depth = 0
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
+        self._element_reads: set[int] = set()  # `scale_t[0]`: one element, a 0-dim tensor
         self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
         self.guarded: set[int] = set()  # `.cuda()` calls chosen by a device test in a conditional expression
         self.met: dict[str, list[int]] = {}  # name -> when it was read in a body statement on the device
@@ -936,7 +1064,7 @@ class _UseScan(cst.CSTVisitor):
                 self.derived_from.setdefault(loop.node.target.value, set()).add(it.value)
                 self._tracked.add(loop.node.target.value)
         self._host_made: dict[int, _Statement] = {}
-        self.device = _DeviceValues(fn)
+        self.device = _DeviceValues(fn, callers)
         self._statements: list[_Statement] = []  # the statements being walked (whether each touches the device)
         if fn.node is not None:
             fn.node.body.visit(self)
@@ -952,7 +1080,7 @@ class _UseScan(cst.CSTVisitor):
         self._statements.append(_Statement(node, self.device, always=returns))
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
-        self._statements.pop()
+        self._statements.pop().ended_at = self._tick
 
     def visit_If(self, node: cst.If) -> bool:
         """`if ids.numel() == 0 or int(ids[-1]) != eos:`: a test is a statement of its own."""
@@ -998,6 +1126,8 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
+        if made is not None and _one_dimensional(made):  # `scale_t[0]` of `torch.tensor([scale])`: 0-dim
+            kinds = ["index" if k == "element" else k for k in kinds]
         if not (kinds and all(k in _HOST_KINDS for k in kinds)):
             return False
         if "host" not in kinds:
@@ -1078,6 +1208,16 @@ class _UseScan(cst.CSTVisitor):
                 if name:
                     self.moved_names.add(name)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
             self.moved_names.update(n for n in _read_names(moved) if n in self._tracked)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy_":
+            for arg in node.args:  # `self.inited.data.copy_(torch.Tensor([True]))`: copied onto the buffer's device
+                self.moved.update(id(inner) for inner in _value_calls(arg.value))
+                self._mark_moved_reads(arg.value)
+                name = dotted_name(arg.value)
+                if name:
+                    self.moved_names.add(name)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "save_for_backward":
+            # `ctx.save_for_backward(out, scale_t)`: kept for backward, which decides how it is used
+            self._returned.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Name))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             for arg in node.args:
                 name = dotted_name(arg.value)
@@ -1085,11 +1225,20 @@ class _UseScan(cst.CSTVisitor):
                     self.moved_names.add(name)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth += 1
+            # `if torch.rand(1).item() < p:`: read back as a Python number where it is made
+            self.indexing.update(id(part) for part in _shaping_chain(node.func.value))
 
     def leave_Call(self, original_node: cst.Call) -> None:
         self.call_tick[id(original_node)] = self._tick  # its own arguments (`from_numpy(window_sum)`) are read by now
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth -= 1
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if (
+            isinstance(node.value, cst.Name) and node.value.value in self._tracked and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index) and _is_int_literal(node.slice[0].slice.value)
+        ):
+            self._element_reads.add(id(node.value))
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         self._index_depth += 1
@@ -1105,6 +1254,7 @@ class _UseScan(cst.CSTVisitor):
         if node.value in self._tracked:
             kind = (
                 "derive" if id(node) in self._derive_reads
+                else "element" if id(node) in self._element_reads
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
@@ -1124,6 +1274,9 @@ class _UseScan(cst.CSTVisitor):
         a move that comes after the CPU tensor met the device in the body comes too late. (Only reads
         between the factory and the move count: an earlier value of the same name is another value.)"""
         start = self.call_tick.get(id(made), -1)
+        statement = self._host_made.get(id(made))
+        if statement is not None and statement.ended_at is not None:
+            start = max(start, statement.ended_at)  # `emb = torch.exp(torch.arange(n) * -emb)` reads the old emb
         for name in names:
             if name:
                 moved = float("inf") if moved_at_end else self.moved_at.get(name, float("inf"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchdoctor.evaluation import EVAL_TRIGGERS
 from torchdoctor.rule import Rule
 
 
@@ -58,7 +59,7 @@ class EvalWithoutEvalMode(Rule):
                 print(evaluate(model, val_loader))
     """
     fix_hint = "Call `model.eval()` before the evaluation pass and `model.train()` before training resumes."
-    triggers = ("val", "eval", "test", "predict", "infer", "score")
+    triggers = EVAL_TRIGGERS
 
     def check(self, ctx):
         evaluation = ctx.evaluation

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.evaluation import EVAL_TRIGGERS
 from torchdoctor.rule import Rule
 
 
@@ -49,7 +50,7 @@ class EvalWithoutNoGrad(Rule):
                 return [model(x) for x in loader]
     """
     fix_hint = "Wrap the evaluation in `with torch.no_grad():` or decorate the function with `@torch.inference_mode()`."
-    triggers = ("val", "eval", "test", "predict", "infer", "score")
+    triggers = EVAL_TRIGGERS
 
     def check(self, ctx):
         evaluation = ctx.evaluation
@@ -60,7 +61,9 @@ class EvalWithoutNoGrad(Rule):
             for run in eval_pass.model_calls:
                 helper = ctx.facts.resolve_function(run.call)
                 batches_inside = helper is not None and bool(helper.loops)  # `_feature_extraction(loader)` loops itself
-                if not (run.call.context.loops or serving or batches_inside
+                # `def test(): model.eval(); pred = model(data.x, data.edge_index)`: a full-graph evaluation
+                switched = evaluation.switched_to_eval_here(run)
+                if not (run.call.context.loops or serving or batches_inside or switched
                         or evaluation.called_per_batch_in_evaluation(run.call.function)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if run.grad_off_inside or evaluation.grad_disabled_at(run.call):

@@ -23,9 +23,10 @@ from torchdoctor.training import OTHER_FRAMEWORKS
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|inference|score)$"
+    r"|_(eval|evaluate|validate|validation|predict|inference|score|test)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
-    r"|eval|valid|^estimate_loss$",
+    r"|eval|valid|^estimate_loss$"
+    r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
     re.I,
 )
 MODEL_NAME = re.compile(
@@ -40,9 +41,10 @@ _PARAMETER_FREE = re.compile(
 )
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|"
-    r"features|get_\w*features|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
+    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
@@ -57,6 +59,11 @@ _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|ite
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _ANY_LOADER = re.compile(r"(^|_)(loader|dataloader|data_loader|dl)$", re.I)
 _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
+# Words an evaluation pass cannot be written without (its name, a no_grad block, an `eval()`): files
+# with none of them skip the evaluation rules.
+EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
+_MOVES_AND_CASTS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_"})
+_PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN"})
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
@@ -95,6 +102,7 @@ class Evaluation:
         self.facts = ctx.facts
         self.training = ctx.training
         self.flow = ctx.dataflow
+        self._asking: set[int] = set()
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -118,7 +126,15 @@ class Evaluation:
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         if call.dotted.rsplit(".", 1)[-1][:1].isupper():
             return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
-        return self.is_model_name(call.dotted)
+        return self.is_model_name(call.dotted) or call.dotted in self._switched_models
+
+    @cached_property
+    def _switched_models(self) -> set[str]:
+        """Names the file treats as nn.Modules whatever they are called: switched with `gnn.eval()` /
+        `gnn.train()` and optimized (`Adam(gnn.parameters())`)."""
+        switched = {c.receiver for c in self.facts.calls if c.method in ("eval", "train") and not c.node.args and c.receiver}
+        optimized = set().union(*self.training.optimizer_models.values()) if self.training.optimizer_models else set()
+        return switched & optimized
 
     # -- passes ----------------------------------------------------------------
     @cached_property
@@ -195,8 +211,10 @@ class Evaluation:
         make `validate` a training step."""
         if self._computes_for_forward(method):
             return True
-        if method.loops:
-            return False
+        if method.loops or any(c.method == "eval" and not c.node.args and c.receiver for c in method.calls):
+            return False  # (`def evaluate_model(model, ...): model.eval(); ...` is an evaluation wherever it is called)
+        if self._sets_grad_mode(method):
+            return False  # a forward wrapper for a training step would not turn gradients off
         for facts, call in self._callers_of(method):
             caller = call.function
             if caller is method or caller.is_module or _EVAL_NAME.search(caller.name):
@@ -251,7 +269,11 @@ class Evaluation:
             if self._runs_through_method(c):
                 # model.forward(x), model.encode(x), tacotron.infer(seq)
                 method = self._model_method(c)
-                off = method is not None and self._sets_grad_mode(method)  # `@torch.no_grad() def sample(self, ...)`
+                # `@torch.no_grad() def sample(self, ...)`; a library model's own `inference`/`predict`, whose
+                # code is not in the project, commonly disables gradients itself (PyG's `BasicGNN.inference`)
+                off = self._sets_grad_mode(method) if method is not None else (
+                    bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
+                )
                 runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
@@ -326,6 +348,20 @@ class Evaluation:
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
 
+    def _library_instance(self, call: CallInfo) -> bool:
+        """The receiver was built by a library class or model factory (`RENet(...)`, `timm.create_model`)."""
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        if inst is not None:
+            return inst.cls is None and bool(inst.qualname or inst.factory)
+        held = self.flow.value_of(call.receiver or "", call.function, call.context.order)
+        value = held[0] if held is not None else None
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return False
+        q = self.facts.qualify(value.func) or ""  # `model = RENet(...).to(device)`, RENet imported from PyG
+        return "." in q and q.rsplit(".", 1)[-1][:1].isupper() and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None
+
     def _model_method(self, call: CallInfo) -> FunctionInfo | None:
         """The method `model.sample(...)` runs, when the model's class is known."""
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
@@ -399,8 +435,16 @@ class Evaluation:
         if callee is None:
             return False
         _, param = self._model_arg(callee, call, model)
-        if param is not None:
-            return any(i.method == "eval" and i.receiver == param for i in callee.calls)
+        if param is not None:  # (`def evaluate_model(model, ...): model.eval(); ...; model.train()` leaves it training)
+            if not any(i.method == "eval" and i.receiver == param for i in callee.calls) or id(callee) in self._asking:
+                return False
+            if any(d.endswith("contextmanager") for d in callee.decorators):
+                return True  # `with inference_context(model):` restores the mode only after the block
+            self._asking.add(id(callee))  # (a recursive helper asks about itself)
+            try:
+                return self._last_mode(callee, param, 1 << 62) != "train"
+            finally:
+                self._asking.discard(id(callee))
         if call.receiver == "self" and model.startswith("self."):
             # `self.set_model_mode('eval')`: a trainer method that switches its own models (`self._models[n].eval()`)
             switches = {i.method for i in callee.calls if i.method in ("eval", "train") and _rooted_at_self(i.node.func)}
@@ -465,7 +509,17 @@ class Evaluation:
             isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
             for a in call.node.args
         )
-        return bool(sites) and not call.context.loops and not built_here and not random_input and not call.function.params
+        return (
+            bool(sites) and not call.context.loops and not built_here and not random_input and not call.function.params
+            and not _one_training_batch(call.function)
+        )
+
+    def switched_to_eval_here(self, run: ModelRun) -> bool:
+        """The pass itself calls `model.eval()` before running it: an evaluation, not a helper whose
+        output feeds a caller's loss."""
+        return self._last_mode(run.call.function, run.model, run.call.context.order) == "eval" and any(
+            c.method == "eval" and c.receiver and within(run.model, c.receiver) for c in run.call.function.calls
+        )
 
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
@@ -527,7 +581,8 @@ class Evaluation:
             scope = scope.parent
         if any(
             c.context.order < call.context.order
-            and (c.qualname == "torch.set_grad_enabled" or (c.method == "enter_context" and _enters_no_grad(c.node)))
+            and ((c.qualname == "torch.set_grad_enabled" and _is_false_arg(c.node))
+                 or (c.method == "enter_context" and _enters_no_grad(c.node)))
             for c in fn.calls
         ):
             return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
@@ -567,7 +622,7 @@ class Evaluation:
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
             if head in fn.params and head != "self":
                 arg = self.flow.argument_for(fn, head, site)
-                name = dotted_name(arg) if arg is not None else None
+                name = _model_named(arg)
                 if name is None:
                     return True  # passed something we cannot follow: give the benefit of the doubt
                 caller_model = name + model[len(head):]
@@ -615,7 +670,7 @@ class Evaluation:
             return head in fn.params or self._taken_from_param(head, fn)
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
-            name = dotted_name(arg) if arg is not None else None
+            name = _model_named(arg)
             if name is None:
                 return True
             other = self.for_file(other_facts)
@@ -646,6 +701,14 @@ class Evaluation:
                 if (c.method == "eval" and c.receiver in (model, "self")) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
+            for a in m.assigns:  # `model.eval(); self.model = model.to(device)` in `__init__`: a frozen scorer
+                if a.targets != (model,) or judge._last_mode(m, model, 1 << 62) == "train":
+                    continue
+                value = a.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES_AND_CASTS:
+                    value = value.func.value
+                if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
+                    return True
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:
@@ -684,7 +747,7 @@ class Evaluation:
             return False
         for judge, site in sites:
             arg = self.flow.argument_for(init, param, site)
-            name = dotted_name(arg) if arg is not None else None
+            name = _model_named(arg)
             if name is None:
                 return False
             values = judge.flow.reaching_candidates(name, site.function, site.context.order)
@@ -727,6 +790,28 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _model_named(arg: cst.BaseExpression | None) -> str | None:
+    """The model an argument names: `model`, or `model.module if isinstance(model, DDP) else model`
+    (the wrapped model either way, whose mode is the wrapper's)."""
+    if isinstance(arg, cst.IfExp):
+        names = {(dotted_name(branch) or "").removesuffix(".module") for branch in (arg.body, arg.orelse)}
+        return names.pop() if len(names) == 1 and "" not in names else None
+    return dotted_name(arg) if arg is not None else None
+
+
+def _one_training_batch(fn: FunctionInfo) -> bool:
+    """`batch = next(iter(train_loader)); model(batch.x)` under no_grad: one training batch to set up
+    lazy parameters or shapes, not an evaluation."""
+    for a in fn.assigns:
+        value = a.value
+        if isinstance(value, cst.Call) and dotted_name(value.func) == "next" and value.args:
+            inner = value.args[0].value
+            if isinstance(inner, cst.Call) and dotted_name(inner.func) == "iter" and inner.args:
+                if "train" in (dotted_name(inner.args[0].value) or "").lower():
+                    return True
+    return False
 
 
 def _iterates_data(loop) -> bool:
@@ -892,6 +977,12 @@ class ModeLayers:
                 return self._torch_layer_has(q, node)
             if q.startswith("torch."):
                 return False
+            if q.startswith("torch_geometric.nn.") and (q.endswith("Conv") or q.rsplit(".", 1)[-1] in _PYG_BASIC_GNNS):
+                # PyG's message-passing layers and basic GNNs (dropout 0.0 and no norm by default) hold no mode
+                # layer unless given a `dropout=`/`norm=` or an inner network (`GINConv(Sequential(..., BatchNorm1d))`)
+                return any(a.keyword is not None and a.keyword.value in ("dropout", "norm") for a in node.args) or any(
+                    self._construction_has(facts, a.value, fn, depth + 1) for a in node.args
+                )
             return self._unknown_constructor(q)
         name = dotted_name(node.func)
         if name is None or "." in name:

@@ -185,6 +185,9 @@ class FunctionInfo:
     assigns: list[AssignInfo] = field(default_factory=list)
     returns: list[tuple[cst.Return, int]] = field(default_factory=list)  # with their order
     nested: dict[str, "FunctionInfo"] = field(default_factory=dict)
+    # Every def of a nested name in source order: `def closure():` written anew in each of two loops.
+    nested_versions: dict[str, list["FunctionInfo"]] = field(default_factory=dict)
+    defined_at: int = 0
 
     @property
     def is_module(self) -> bool:
@@ -284,15 +287,22 @@ class FileFacts:
 
     def resolve_function(self, call: CallInfo) -> FunctionInfo | None:
         """The local function or method a call runs, when this file defines it."""
-        return self.resolve_callee(call.node.func, call.function)
+        return self.resolve_callee(call.node.func, call.function, call.context.order)
 
-    def resolve_callee(self, func: cst.BaseExpression, scope: FunctionInfo | None) -> FunctionInfo | None:
-        """The local function `func` (a name or `self.method`) refers to, seen from `scope`."""
+    def resolve_callee(
+        self, func: cst.BaseExpression, scope: FunctionInfo | None, at: int | None = None
+    ) -> FunctionInfo | None:
+        """The local function `func` (a name or `self.method`) refers to, seen from `scope` (at the
+        statement numbered `at`, when a name is defined more than once there)."""
         current = scope
         if isinstance(func, cst.Name):
             name = func.value
             while current is not None:
                 if name in current.nested:
+                    versions = current.nested_versions[name]
+                    if at is not None and current is scope and len(versions) > 1:
+                        before = [v for v in versions if v.defined_at < at]
+                        return before[-1] if before else versions[0]
                     return current.nested[name]
                 current = current.parent
             return self.toplevel_functions.get(name)
@@ -489,13 +499,14 @@ class _FactsVisitor:
             self._name_for(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
             for d in node.decorators
         )
-        info = FunctionInfo(node, name, qualname, cls, parent, params, decorators)
+        info = FunctionInfo(node, name, qualname, cls, parent, params, decorators, defined_at=self.order)
         if cls is not None:
             cls.methods[name] = info
         elif parent.is_module:
             self.f.toplevel_functions[name] = info
         else:
             parent.nested[name] = info
+            parent.nested_versions.setdefault(name, []).append(info)
         self.f.functions.append(info)
         self.functions.append(info)
         self.loops.append([])
@@ -542,6 +553,9 @@ class _FactsVisitor:
         if isinstance(node, cst.For):
             loop.targets = tuple(sorted(_target_names(node.target)))
             loop.iter_name = dotted_name(_unwrap_iter(node.iter))
+            wrapped = _progress_wrapped(loop.iter_name, function)
+            if wrapped is not None:  # `lp = self.log_progress("valid", loader, ...)`, then `for batch in lp`
+                loop.iter_name = wrapped
         self.f.branches_at[self.order] = tuple(self.branches[-1])
         stack.append(loop)
         function.loops.append(loop)
@@ -655,6 +669,19 @@ def _flat_targets(node: cst.CSTNode) -> list[str]:
         return [f"{base}[]"] if base else []
     d = dotted_name(node)
     return [d] if d else []
+
+
+def _progress_wrapped(name: str | None, function: "FunctionInfo") -> str | None:
+    """The loader a local progress bar wraps: `pbar = tqdm(loader)`, `lp = self.log_progress(stage, loader)`."""
+    if not name or "." in name:
+        return None
+    value = next((a.value for a in reversed(function.assigns) if a.targets == (name,)), None)
+    if not isinstance(value, cst.Call):
+        return None
+    callee = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+    if callee not in _ITER_WRAPPERS and "progress" not in callee.lower():
+        return None
+    return next((dotted_name(a.value) for a in value.args if a.keyword is None and dotted_name(a.value)), None)
 
 
 def _unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:

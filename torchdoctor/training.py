@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 # torch.nn.utils functions that hand back the module they are given, reparametrised
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
-_NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust", re.I)
+# `ema_optimizer = WeightEMA(model, ema_model)` (MixMatch and its descendants) averages weights: no gradients.
+_NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust|(^|_)ema(_|$)", re.I)
 _LAYER_CLASS = re.compile(
     r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
     r"Bottleneck|Transformer|Residual|Upsample|Downsample)\d*$"
@@ -207,7 +208,7 @@ class TrainingFacts:
             callees.append((local, _bind(local, call, subst, self)))
         for arg in call.node.args:  # closures and callbacks passed along: LBFGS `opt.step(closure)`
             if isinstance(arg.value, cst.Name):
-                fn = self.facts.resolve_callee(arg.value, call.function)
+                fn = self.facts.resolve_callee(arg.value, call.function, call.context.order)
                 if fn is not None:
                     callees.append((fn, dict(subst)))
         for fn, binding in callees:
