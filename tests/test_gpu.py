@@ -201,16 +201,56 @@ def _zero_dim_index_select(x):
     return torch.index_select(x, 0, torch.tensor(0))
 
 
+def _element_of_one_d_literal(x):
+    scale = torch.tensor([2.0])  # `scale_t[0]` handed on: one element is a 0-dim tensor
+    return x * scale[0]
+
+
+def _copied_onto_cuda_buffer(x):
+    buffer = torch.zeros(1, device=x.device)
+    buffer.copy_(torch.Tensor([1.0]))
+    return x * buffer
+
+
+def _type_as_moves(x):
+    return x[..., 0] * torch.arange(x.shape[1]).type_as(x)
+
+
+def _int_accumulator_then_mixed(x):
+    offset = torch.tensor(0)
+    offset += 3
+    return torch.arange(x.shape[0], device=x.device) + offset
+
+
+def _read_back_as_number(x):
+    return x * 2 if torch.rand(1).item() < 2 else x
+
+
+def _stack_cpu_with_cuda(x):
+    return torch.stack((x[:, 0, 0].long(), torch.arange(x.shape[0])))
+
+
+def _accumulate_cuda_into_cpu(x):
+    total = torch.Tensor([0.0])
+    total += x.sum()
+    return total
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place],
+    [_cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
+     _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
+     _read_back_as_number],
 )
 def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     x = torch.randn(4, 5, 3, device="cuda")
     assert pattern(x).device.type == "cuda"
 
 
-@pytest.mark.parametrize("pattern", [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select])
+@pytest.mark.parametrize(
+    "pattern",
+    [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu],
+)
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
         pattern(torch.randn(4, 5, 3, device="cuda"))
