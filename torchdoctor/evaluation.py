@@ -62,8 +62,11 @@ _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 # Words an evaluation pass cannot be written without (its name, a no_grad block, an `eval()`): files
 # with none of them skip the evaluation rules.
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
+_FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "full", "zeros_like", "ones_like", "randn_like", "rand_like"})
+_METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
 _MOVES_AND_CASTS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_"})
-_PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN"})
+# PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
+_PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", "LightGCN", "Node2Vec", "MetaPath2Vec"})
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
@@ -119,7 +122,8 @@ class Evaluation:
             return False
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
-            return self.training.is_module_class(inst.facts, inst.cls)
+            # (`self.rvm = RelativeVolumeMel()` from the project's metrics/ package scores outputs: no model)
+            return self.training.is_module_class(inst.facts, inst.cls) and not _METRIC_PATH.search(inst.facts.path)
         if inst is not None and (inst.sequential is not None or inst.factory is not None):
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
@@ -404,8 +408,31 @@ class Evaluation:
         if not isinstance(value, cst.Call) or depth > 2:
             return False
         callee = self.facts.resolve_callee(value.func, fn)
-        if callee is None:
-            return False
+        if callee is None:  # `load_compression_model(name)` or `Solver.model_from_checkpoint(path)` in another file
+            found = self._project_function(value.func)
+            if found is None:
+                return False
+            judge = self.for_file(found[0])
+            return judge is not self and judge._returns_evaluated(found[1], depth)
+        return self._returns_evaluated(callee, depth)
+
+    def _project_function(self, func: cst.BaseExpression) -> tuple | None:
+        """(facts, function) for a function or `Class.method` imported from another file of the project."""
+        project = self.training.project
+        name = dotted_name(func)
+        if project is None or not name or name.count(".") > 1:
+            return None
+        if "." not in name:
+            found = project.resolve_imported(self.facts, name)
+            return found if found is not None and isinstance(found[1], FunctionInfo) else None
+        owner, method = name.split(".")
+        found = lookup_class(project, self.facts, owner)
+        if found is None or method not in found[1].methods:
+            return None
+        return found[0], found[1].methods[method]
+
+    def _returns_evaluated(self, callee: FunctionInfo, depth: int) -> bool:
+        """Some `return` of callee hands back a model it switched to eval mode."""
         evaled = {c.receiver for c in callee.calls if c.method == "eval" and c.receiver}
         for ret, at in callee.returns:
             parts = ret.value.elements if isinstance(ret.value, (cst.Tuple, cst.Dict)) else [ret.value]
@@ -517,9 +544,29 @@ class Evaluation:
     def switched_to_eval_here(self, run: ModelRun) -> bool:
         """The pass itself calls `model.eval()` before running it: an evaluation, not a helper whose
         output feeds a caller's loss."""
-        return self._last_mode(run.call.function, run.model, run.call.context.order) == "eval" and any(
-            c.method == "eval" and c.receiver and within(run.model, c.receiver) for c in run.call.function.calls
+        fn = run.call.function
+        if any(self._dummy_input(a.value, fn) for a in run.call.node.args):
+            return False  # a warm-up or sample grid on `torch.zeros(...)` / `torch.randn(...)`: one graph, once
+        return self._last_mode(fn, run.model, run.call.context.order) == "eval" and any(
+            c.method == "eval" and c.receiver and within(run.model, c.receiver) for c in fn.calls
         )
+
+    def _dummy_input(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> bool:
+        """`torch.zeros(1, 3, h, w).to(device)`, or a name last assigned `Variable(torch.randn(b, 100)).cuda()`."""
+        while isinstance(value, cst.Call):
+            q = self.facts.qualify(value.func) or ""
+            if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FACTORIES:
+                return True
+            if isinstance(value.func, cst.Attribute):
+                value = value.func.value  # `.to(device)`, `.cuda()`, `.type_as(...)`
+            elif value.args:
+                value = value.args[0].value  # `Variable(torch.randn(...))`
+            else:
+                return False
+        if isinstance(value, cst.Name) and depth == 0:
+            assigned = [a.value for a in fn.assigns if a.targets == (value.value,)]
+            return len(assigned) == 1 and self._dummy_input(assigned[0], fn, depth + 1)
+        return False
 
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
@@ -533,6 +580,12 @@ class Evaluation:
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
             return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
+        if made is not None:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)`: PyG says what it holds
+            built = made.call
+            while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS and isinstance(built.func.value, cst.Call):
+                built = built.func.value
+            if (made.facts.qualify(built.func) or "").startswith("torch_geometric.nn."):
+                return self.modes._call_has(made.facts, built, made.function, 0)
         inst = self.flow.instance_of(expr, call.function, call.context.order)
         if inst is not None:
             return self.modes.instance_has_mode_layers(inst)
