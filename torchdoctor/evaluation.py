@@ -123,7 +123,7 @@ class Evaluation:
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             # (`self.rvm = RelativeVolumeMel()` from the project's metrics/ package scores outputs: no model)
-            return self.training.is_module_class(inst.facts, inst.cls) and not _METRIC_PATH.search(inst.facts.path)
+            return self._computing_module(inst)
         if inst is not None and (inst.sequential is not None or inst.factory is not None):
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
@@ -139,6 +139,17 @@ class Evaluation:
         switched = {c.receiver for c in self.facts.calls if c.method in ("eval", "train") and not c.node.args and c.receiver}
         optimized = set().union(*self.training.optimizer_models.values()) if self.training.optimizer_models else set()
         return switched & optimized
+
+    def _computing_module(self, inst) -> bool:
+        """An nn.Module with weights or modes of its own: not a stateless scoring function
+        (`TransEScore`: arithmetic on the embeddings it is given) nor a metric from a metrics/ package
+        (`RelativeVolumeMel`), which build no graph and behave the same in either mode."""
+        training = self.training
+        return (
+            training.is_module_class(inst.facts, inst.cls)
+            and (ModeLayers._runs_module_passed_in(inst.cls) or not training.is_stateless_module_class(inst.facts, inst.cls))
+            and not _METRIC_PATH.search(inst.facts.path)
+        )
 
     # -- passes ----------------------------------------------------------------
     @cached_property
@@ -228,8 +239,9 @@ class Evaluation:
             ):
                 continue  # called for its side effects
             judge = self if facts is self.facts else self.for_file(facts)
-            if _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
-                return True  # (a script's main() that trains through helpers, then predicts, does not count)
+            if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
+                return True  # (a script's main() that trains through helpers, then predicts, does not count;
+                # a `forward` that computes with it hands its result to whoever backpropagates)
         return False
 
     def _callers_of(self, method: FunctionInfo) -> list:
@@ -341,7 +353,7 @@ class Evaluation:
             return False
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
-            if not self.training.is_module_class(inst.facts, inst.cls):
+            if not self._computing_module(inst):
                 return False
             method = self._method_of(inst.facts, inst.cls, call.method)
             return method is None or not _sets_own_eval(method)
@@ -541,6 +553,32 @@ class Evaluation:
             and not _one_training_batch(call.function)
         )
 
+    @cached_property
+    def _frozen(self) -> set[str]:
+        """Models whose parameters are frozen in this file: `model.requires_grad_(False)`, or
+        `for p in model.parameters(): p.requires_grad = False`. Running them on plain inputs builds no graph."""
+        frozen = {c.receiver for c in self.facts.calls if c.method == "requires_grad_" and c.receiver and _is_false_arg(c.node)}
+        for loop in self.facts.loops:
+            it = loop.node.iter if isinstance(loop.node, cst.For) else None
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
+                if any(t.endswith(".requires_grad") and dotted_name(a.value) == "False" for a in loop.assigns for t in a.targets):
+                    frozen.add(dotted_name(it.func.value))
+        frozen.discard(None)
+        return frozen
+
+    def frozen_model(self, run: ModelRun) -> bool:
+        """`run.model` is frozen here, or arrives as a parameter that every caller in this file fills
+        with a frozen model (EfficientDet's `evaluate_coco(..., model)` after `model.requires_grad_(False)`)."""
+        if not self._frozen:
+            return False
+        if run.model in self._frozen:
+            return True
+        fn = run.call.function
+        if run.model not in fn.params:
+            return False
+        sites = self.flow.call_sites(fn)
+        return bool(sites) and all(_model_named(self.flow.argument_for(fn, run.model, s)) in self._frozen for s in sites)
+
     def switched_to_eval_here(self, run: ModelRun) -> bool:
         """The pass itself calls `model.eval()` before running it: an evaluation, not a helper whose
         output feeds a caller's loss."""
@@ -552,20 +590,18 @@ class Evaluation:
         )
 
     def _dummy_input(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> bool:
-        """`torch.zeros(1, 3, h, w).to(device)`, or a name last assigned `Variable(torch.randn(b, 100)).cuda()`."""
-        while isinstance(value, cst.Call):
+        """`torch.zeros(1, 3, h, w).to(device)`, `Variable(torch.randn(b, 100)).cuda()`,
+        `self.to_var(torch.randn(...))`, or a name only ever assigned such values."""
+        if isinstance(value, cst.Call):
             q = self.facts.qualify(value.func) or ""
             if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FACTORIES:
                 return True
-            if isinstance(value.func, cst.Attribute):
-                value = value.func.value  # `.to(device)`, `.cuda()`, `.type_as(...)`
-            elif value.args:
-                value = value.args[0].value  # `Variable(torch.randn(...))`
-            else:
-                return False
+            inner = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+            inner += [value.args[0].value] if value.args else []  # `Variable(...)`, `self.get_variable(...)`
+            return any(self._dummy_input(v, fn, depth) for v in inner)
         if isinstance(value, cst.Name) and depth == 0:
             assigned = [a.value for a in fn.assigns if a.targets == (value.value,)]
-            return len(assigned) == 1 and self._dummy_input(assigned[0], fn, depth + 1)
+            return bool(assigned) and all(self._dummy_input(v, fn, depth + 1) for v in assigned)
         return False
 
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
@@ -587,6 +623,10 @@ class Evaluation:
             if (made.facts.qualify(built.func) or "").startswith("torch_geometric.nn."):
                 return self.modes._call_has(made.facts, built, made.function, 0)
         inst = self.flow.instance_of(expr, call.function, call.context.order)
+        if inst is not None and inst.cls is not None and call.method not in (None, "forward") and call.receiver == model:
+            method = self._method_of(inst.facts, inst.cls, call.method)
+            if method is not None:  # `model.inference(x, loader)`: only what that method runs counts
+                return self.modes.method_has_modes(inst.facts, inst.cls, method)
         if inst is not None:
             return self.modes.instance_has_mode_layers(inst)
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
@@ -641,8 +681,18 @@ class Evaluation:
             return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
         if fn.is_module or depth > 3:
             return False
-        sites = self.flow.call_sites(fn)
-        return bool(sites) and all(self.grad_disabled_at(site, depth + 1) for site in sites)
+        sites = [(self, site) for site in self.flow.call_sites(fn)]
+        if not sites:  # called from another file: `evaluate(model, loader)` or `model.forward_test(...)` under no_grad
+            project = self.training.project
+            if fn.cls is None:
+                elsewhere = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(fn)]
+            elif project is not None and "_" in fn.name:  # (a distinctive method name, called on an instance)
+                elsewhere = project.outside_callers(self.facts, fn.name)
+            else:
+                elsewhere = []
+            sites = [(self if facts is self.facts else self.for_file(facts), site)
+                     for facts, site in elsewhere if not is_test_file(facts.path)]
+        return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
     # -- train/eval mode -----------------------------------------------------------
     def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:
@@ -1001,6 +1051,23 @@ class ModeLayers:
                 return True
         code = facts.module.code_for_node(cls.node)
         return "self.training" in code
+
+    def method_has_modes(self, facts, cls, method) -> bool:
+        """Whether one method of a module may act differently in eval mode: the class's mode layers
+        count, but `F.dropout(..., training=self.training)` only in the method that calls it (a
+        GNN's layer-wise `inference()` skips the dropout its `forward` applies)."""
+        for base in cls.bases:
+            if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return self.class_has_mode_layers(facts, cls)
+        if self._runs_module_passed_in(cls):
+            return True
+        for m in cls.methods.values():
+            for call in m.calls:
+                if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
+                    continue
+                if self._call_has(facts, call.node, m, 0):
+                    return True
+        return method.node is not None and "self.training" in facts.module.code_for_node(method.node)
 
     @staticmethod
     def _runs_module_passed_in(cls) -> bool:

@@ -215,6 +215,23 @@ class ProjectIndex:
         here = Path(facts.path).resolve()
         return here_calls + self._remembered((here, dotted), lambda: self._find_method_callers(here, dotted))
 
+    def outside_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
+        """Calls `<obj>.<method_name>(...)` on some object other than `self` in the other files of the
+        project: a training script calling `model.forward_test_wikikg(...)`."""
+        if facts.path == "<string>":
+            return []
+        here = Path(facts.path).resolve()
+        return self._remembered((here, "." + method_name), lambda: self._find_outside_callers(here, method_name))
+
+    def _find_outside_callers(self, here: Path, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
+        found = []
+        for path, text in self._project_texts(self.root_for(here)):
+            if path != here and f".{method_name}(" in text:
+                other = self.facts_for_path(path)
+                if other is not None:
+                    found.extend((other, c) for c in other.calls if c.method == method_name and c.receiver not in (None, "self"))
+        return found
+
     def _find_method_callers(self, here: Path, dotted: str) -> list[tuple[FileFacts, "CallInfo"]]:
         found = []
         for path, text in self._project_texts(self.root_for(here)):
