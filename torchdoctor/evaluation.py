@@ -607,8 +607,11 @@ class Evaluation:
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
-        sites = self.flow.call_sites(fn)
-        return bool(sites) and all(s.context.loops and not self._has_training(s.function) for s in sites)
+        sites = self._sites_anywhere(fn)
+        return bool(sites) and all(
+            s.context.loops and not any(e.kind == "backward" for e in judge.training.loop_events(s.context.loops[-1]))
+            for judge, s in sites
+        )  # (a validation loop in the function that also trains counts; PPO's update loop steps, so it does not)
 
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
@@ -681,18 +684,24 @@ class Evaluation:
             return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
         if fn.is_module or depth > 3:
             return False
-        sites = [(self, site) for site in self.flow.call_sites(fn)]
-        if not sites:  # called from another file: `evaluate(model, loader)` or `model.forward_test(...)` under no_grad
-            project = self.training.project
-            if fn.cls is None:
-                elsewhere = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(fn)]
-            elif project is not None and "_" in fn.name:  # (a distinctive method name, called on an instance)
-                elsewhere = project.outside_callers(self.facts, fn.name)
-            else:
-                elsewhere = []
-            sites = [(self if facts is self.facts else self.for_file(facts), site)
-                     for facts, site in elsewhere if not is_test_file(facts.path)]
+        sites = self._sites_anywhere(fn)  # (`model.forward_test(...)` under no_grad in the train script)
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
+
+    def _sites_anywhere(self, fn: FunctionInfo) -> list:
+        """(judge, call) for the calls of fn in this file or, with none here, in the project's other
+        files: `evaluate(model, loader)` imported there, or `model.forward_test(...)` on an instance."""
+        sites = [(self, site) for site in self.flow.call_sites(fn)]
+        if sites:
+            return sites
+        project = self.training.project
+        if fn.cls is None:
+            elsewhere = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(fn)]
+        elif project is not None and "_" in fn.name:  # (a distinctive method name, called on an instance)
+            elsewhere = project.outside_callers(self.facts, fn.name)
+        else:
+            elsewhere = []
+        return [(self if facts is self.facts else self.for_file(facts), site)
+                for facts, site in elsewhere if not is_test_file(facts.path)]
 
     # -- train/eval mode -----------------------------------------------------------
     def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:
