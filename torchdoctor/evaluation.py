@@ -40,10 +40,10 @@ _PARAMETER_FREE = re.compile(
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
 _RUN_METHOD = re.compile(
-    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|"
+    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
@@ -688,20 +688,20 @@ class Evaluation:
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
     def _sites_anywhere(self, fn: FunctionInfo) -> list:
-        """(judge, call) for the calls of fn in this file or, with none here, in the project's other
-        files: `evaluate(model, loader)` imported there, or `model.forward_test(...)` on an instance."""
+        """(judge, call) for the calls of fn in this file and in the project's other files: RAFT's
+        `validate_chairs` is called under no_grad in its own file and bare from train.py. Methods: in
+        this file, or else on an instance elsewhere (`model.forward_test(...)`)."""
         sites = [(self, site) for site in self.flow.call_sites(fn)]
-        if sites:
-            return sites
         project = self.training.project
-        if fn.cls is None:
-            elsewhere = [(flow.facts, site) for flow, site in self.flow.call_sites_anywhere(fn)]
-        elif project is not None and "_" in fn.name:  # (a distinctive method name, called on an instance)
+        if project is None:
+            return sites
+        if fn.cls is None and fn.parent is not None and fn.parent.is_module:
+            elsewhere = project.callers_elsewhere(self.facts, fn.name)
+        elif fn.cls is not None and not sites and "_" in fn.name:  # (a distinctive method name, called on an instance)
             elsewhere = project.outside_callers(self.facts, fn.name)
         else:
             elsewhere = []
-        return [(self if facts is self.facts else self.for_file(facts), site)
-                for facts, site in elsewhere if not is_test_file(facts.path)]
+        return sites + [(self.for_file(facts), site) for facts, site in elsewhere if not is_test_file(facts.path)]
 
     # -- train/eval mode -----------------------------------------------------------
     def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:
@@ -730,7 +730,10 @@ class Evaluation:
             return self._last_mode(fn.parent, model, defined_at) == "eval"
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
-        for site in sites:
+        judged = [(self, site) for site in sites]
+        if head in fn.params and fn.cls is None:  # RAFT's validate_chairs: its own main, and train.py
+            judged += [(j, site) for j, site in self._sites_anywhere(fn) if j is not self]
+        for judge, site in judged:
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
             if head in fn.params and head != "self":
                 arg = self.flow.argument_for(fn, head, site)
@@ -738,7 +741,7 @@ class Evaluation:
                 if name is None:
                     return True  # passed something we cannot follow: give the benefit of the doubt
                 caller_model = name + model[len(head):]
-            if not self.eval_mode_set_before(caller_model, site, depth + 1):
+            if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
 

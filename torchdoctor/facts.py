@@ -232,6 +232,9 @@ class FileFacts:
         self.path = path
         self.imports: dict[str, str] = {}  # local name -> qualified name
         self.imported: dict[str, ImportedName] = {}
+        # every import in order, also those a later import of the same local name hides
+        # (`if dense: from train import evaluate_dense as evaluate` ... `else: ... evaluate_sparse as evaluate`)
+        self.all_imports: list[tuple[str, ImportedName]] = []
         self.star_imports: list[str] = []  # modules of `from utils import *`, as written
         self.functions: list[FunctionInfo] = []
         self.classes: dict[str, ClassInfo] = {}
@@ -447,11 +450,13 @@ class _FactsVisitor:
                 local = alias.asname.name.value
                 self.f.imports[local] = full
                 self.f.imported[local] = ImportedName(full, None)
+                self.f.all_imports.append((local, self.f.imported[local]))
             else:
                 head = full.split(".")[0]
                 self.f.imports[head] = head
                 if head == full:  # `import inference` ... `inference.run(model)`: a module of the project, maybe
                     self.f.imported[head] = ImportedName(full, None)
+                    self.f.all_imports.append((head, self.f.imported[head]))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -470,6 +475,7 @@ class _FactsVisitor:
                 local = alias.asname.name.value
             self.f.imports[local] = f"{module}.{name}" if not dots or base else f"{module}{name}"
             self.f.imported[local] = ImportedName(module, name)
+            self.f.all_imports.append((local, self.f.imported[local]))
         return False
 
     # -- scopes ----------------------------------------------------------------

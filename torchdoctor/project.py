@@ -185,19 +185,18 @@ class ProjectIndex:
 
     def _find_callers(self, here: Path, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         found = []
-        needle = f"{function_name}("
         module = here.parent.name if here.stem == "__init__" else here.stem  # named by any import of it
         for path, text in self._project_texts(self.root_for(here)):
-            if path == here or needle not in text or module not in text:
-                continue
+            if path == here or function_name not in text or module not in text:
+                continue  # (the call may use an alias: `import evaluate_network_sparse as evaluate_network`)
             other = self.facts_for_path(path)
             if other is None:
                 continue
             names = set()
-            for local, imported in other.imported.items():
-                if imported.name == function_name and local == function_name:
+            for local, imported in other.all_imports:
+                if imported.name == function_name:
                     if self.module_file(path, imported.module) == here:
-                        names.add(function_name)  # from train_utils import validation
+                        names.add(local)  # from train_utils import validation (as val)
                 elif f"{local}.{function_name}(" in text:
                     whole = imported.module if imported.name is None else _submodule(imported.module, imported.name)
                     if self.module_file(path, whole) == here:
