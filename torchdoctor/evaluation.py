@@ -31,7 +31,7 @@ _EVAL_NAME = re.compile(
 )
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
-    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet)s?\d*$",
+    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
     re.I,
 )
 _PARAMETER_FREE = re.compile(

@@ -201,6 +201,10 @@ class ProjectIndex:
                     whole = imported.module if imported.name is None else _submodule(imported.module, imported.name)
                     if self.module_file(path, whole) == here:
                         names.add(f"{local}.{function_name}")  # import inference ... inference.inference(...)
+            if function_name not in other.toplevel_functions and function_name not in other.imported and any(
+                self.module_file(path, star) == here for star in other.star_imports
+            ):
+                names.add(function_name)  # from utils import *  ...  test(epoch, model, loader)
             found.extend((other, c) for c in other.calls if c.dotted in names)
         return found
 
