@@ -326,9 +326,24 @@ class DataFlow:
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
         built = self._constructors(call.node.func, call.function, call.context.order, 0)
-        if built and all(q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) for q in built):
+        if built and all(
+            q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q) for q in built
+        ):
             return "torch.nn.CrossEntropyLoss"
         return None
+
+    def _cross_entropy_on_input(self, name: str) -> bool:
+        """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
+        `FocalLoss`, chosen beside `nn.CrossEntropyLoss` by a flag): it takes logits too."""
+        found = lookup_class(self.project, self.facts, name)
+        forward = found[0].find_method(found[1], "forward") if found is not None else None
+        if forward is None or len(forward.params) < 2:
+            return False
+        first = forward.params[1]
+        return any(
+            c.qualname == "torch.nn.functional.cross_entropy" and c.node.args and dotted_name(c.node.args[0].value) == first
+            for c in forward.calls
+        )
 
     def _constructors(self, expr, fn: FunctionInfo, order: int, depth: int) -> set[str] | None:
         """The qualified classes `expr` may have been constructed from, over every branch and call site;

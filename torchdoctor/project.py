@@ -277,6 +277,10 @@ class ProjectIndex:
             other = self.module_facts(Path(facts.path), module.module)
             if other is not None and tail in other.classes:
                 return other, other.classes[tail]
+            if other is not None and tail in other.imported:  # `import utils` ... `utils.FocalLoss`, re-exported
+                found = self.resolve_imported(other, tail)  # by utils/__init__.py's `from .loss import FocalLoss`
+                if found is not None and isinstance(found[1], ClassInfo):
+                    return found[0], found[1]
             return None
         found = self.resolve_imported(facts, name)
         if found is not None and isinstance(found[1], ClassInfo):
