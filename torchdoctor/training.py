@@ -380,6 +380,12 @@ class TrainingFacts:
             values = [r.value for m in methods for r, _ in m.returns if r.value is not None]
             if values:
                 return all(self.constructs_module(v, depth + 1) for v in values)
+            chosen = [  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`: a class kept on self
+                alt for a in self.facts.assigns if a.targets == (called,) and a.value is not None
+                for alt in _class_alternatives(a.value)
+            ]
+            if chosen:
+                return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
             return bool(_BUILDER_METHOD.match(called[5:]))
         helper, here = self._helper_function(called) if depth < 2 else (None, False)
         if helper is not None:
@@ -449,6 +455,15 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The class names a variable may hold: `Block`, `nn.Conv2d`, either side of `A if c else B`."""
     if isinstance(value, cst.IfExp):
         return _class_alternatives(value.body) + _class_alternatives(value.orelse)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
+        table = value.func.value  # `{"gat": GATLayer, "custom": CustomGATLayer}.get(kind, GATLayer)`
+        if isinstance(table, cst.Dict):
+            default = [value.args[1].value] if len(value.args) > 1 else []
+            return [alt for e in table.elements if isinstance(e, cst.DictElement) for alt in _class_alternatives(e.value)] + [
+                alt for d in default for alt in _class_alternatives(d)
+            ]
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):  # `{"a": A, "b": B}[kind]`
+        return [alt for e in value.value.elements if isinstance(e, cst.DictElement) for alt in _class_alternatives(e.value)]
     name = dotted_name(value)
     return [value] if name and name.rsplit(".", 1)[-1][:1].isupper() else []
 
