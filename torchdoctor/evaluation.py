@@ -564,7 +564,18 @@ class Evaluation:
                 if any(t.endswith(".requires_grad") and dotted_name(a.value) == "False" for a in loop.assigns for t in a.targets):
                     frozen.add(dotted_name(it.func.value))
         frozen.discard(None)
-        return frozen
+        # (LLMs-from-scratch freezes its GPT, then unfreezes the last block and trains a new head:
+        # a model that anything makes trainable again, or that an optimizer updates, is no frozen model)
+        thawed = {c.receiver for c in self.facts.calls if c.method == "requires_grad_" and c.receiver and not _is_false_arg(c.node)}
+        thawed |= {t.removesuffix(".requires_grad") for a in self.facts.assigns for t in a.targets
+                   if t.endswith(".requires_grad") and dotted_name(a.value) == "True"}
+        for loop in self.facts.loops:
+            it = loop.node.iter if isinstance(loop.node, cst.For) else None
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
+                if any(t.endswith(".requires_grad") and dotted_name(a.value) == "True" for a in loop.assigns for t in a.targets):
+                    thawed.add(dotted_name(it.func.value))
+        optimized = set().union(*self.training.optimizer_models.values()) if self.training.optimizer_models else set()
+        return {m for m in frozen if not any(t and within(t, m) for t in thawed | optimized)}
 
     def frozen_model(self, run: ModelRun) -> bool:
         """`run.model` is frozen here, or arrives as a parameter that every caller in this file fills
