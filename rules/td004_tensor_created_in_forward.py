@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 import libcst as cst
 
@@ -124,7 +125,7 @@ class TensorCreatedInForward(Rule):
 
         def bound_on_device(fn: FunctionInfo) -> dict[str, bool] | None:
             """Which of a helper's parameters its callers in this file pass device values to."""
-            sites = [c for c in facts.calls if c.function is not fn and facts.resolve_function(c) is fn]
+            sites = [c for c in facts.calls_of(fn) if c.function is not fn]
             if not sites or id(fn) in binding:
                 return None
             binding.add(id(fn))
@@ -446,7 +447,7 @@ def _tests_device(test: cst.BaseExpression) -> bool:
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
-    sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
+    sites = [c for c in facts.calls_of(helper) if c.receiver == "self"]
     if not sites:
         return False
     for site in sites:
@@ -467,7 +468,7 @@ def _moved_by_callers(facts, helper: FunctionInfo, target: str, scan_of) -> bool
     if len(positions) != 1:
         return False
     position = positions.pop()
-    sites = [c for c in facts.calls if c.receiver == "self" and facts.resolve_function(c) is helper]
+    sites = [c for c in facts.calls_of(helper) if c.receiver == "self"]
     for site in sites:
         assigned = next((a for a in site.function.assigns if a.value is site.node), None)
         if assigned is None or len(assigned.targets) <= position:
@@ -901,14 +902,33 @@ def _brought_to_host(value: cst.BaseExpression) -> bool:
 
 def _arithmetic_methods(cls) -> set[str]:
     """Methods that never read `self` (`self.calculate_iou(a, b)`): they reach none of the model's
-    layers, parameters or buffers, so their result is on the device only if their arguments are."""
+    layers, parameters or buffers, so their result is on the device only if their arguments are.
+    Worked out once per class."""
     if cls is None:
         return set()
-    return {
-        name for name, method in cls.methods.items()
-        if name != "forward" and method.node is not None
-        and not any(part == "self" or part.startswith("self.") for part in names_in(method.node.body))
-    }
+    if cls not in _ARITHMETIC_METHODS:
+        _ARITHMETIC_METHODS[cls] = {
+            name for name, method in cls.methods.items()
+            if name != "forward" and method.node is not None and not _reads_self(method.node.body)
+        }
+    return _ARITHMETIC_METHODS[cls]
+
+
+_ARITHMETIC_METHODS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _reads_self(node: cst.CSTNode) -> bool:
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nonlocal found
+            if isinstance(n, cst.Name) and n.value == "self":
+                found = True
+            return not found  # stop descending once seen
+
+    node.visit(_V())
+    return found
 
 
 def _device_attributes(cls) -> set[str]:

@@ -235,6 +235,7 @@ class FileFacts:
         # every import in order, also those a later import of the same local name hides
         # (`if dense: from train import evaluate_dense as evaluate` ... `else: ... evaluate_sparse as evaluate`)
         self.all_imports: list[tuple[str, ImportedName]] = []
+        self._calls_of: dict[int, list[CallInfo]] | None = None
         self.star_imports: list[str] = []  # modules of `from utils import *`, as written
         self.functions: list[FunctionInfo] = []
         self.classes: dict[str, ClassInfo] = {}
@@ -287,6 +288,16 @@ class FileFacts:
     def method_calls(self, *methods: str) -> Iterator[CallInfo]:
         wanted = set(methods)
         return (c for c in self.calls if c.method in wanted and c.receiver is not None)
+
+    def calls_of(self, fn: FunctionInfo) -> list[CallInfo]:
+        """The calls in this file that run `fn` (each call resolved once per file)."""
+        if self._calls_of is None:
+            self._calls_of = {}
+            for call in self.calls:
+                callee = self.resolve_function(call)
+                if callee is not None:
+                    self._calls_of.setdefault(id(callee), []).append(call)
+        return self._calls_of.get(id(fn), [])
 
     def resolve_function(self, call: CallInfo) -> FunctionInfo | None:
         """The local function or method a call runs, when this file defines it."""

@@ -187,8 +187,8 @@ class ProjectIndex:
         found = []
         module = here.parent.name if here.stem == "__init__" else here.stem  # named by any import of it
         for path, text in self._project_texts(self.root_for(here)):
-            if path == here or function_name not in text or module not in text:
-                continue  # (the call may use an alias: `import evaluate_network_sparse as evaluate_network`)
+            if path == here or module not in text or (f"{function_name}(" not in text and f"{function_name} as " not in text):
+                continue  # (called by name, or imported under an alias: `evaluate_network_sparse as evaluate_network`)
             other = self.facts_for_path(path)
             if other is None:
                 continue
