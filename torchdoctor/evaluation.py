@@ -137,8 +137,7 @@ class Evaluation:
         """Names the file treats as nn.Modules whatever they are called: switched with `gnn.eval()` /
         `gnn.train()` and optimized (`Adam(gnn.parameters())`)."""
         switched = {c.receiver for c in self.facts.calls if c.method in ("eval", "train") and not c.node.args and c.receiver}
-        optimized = set().union(*self.training.optimizer_models.values()) if self.training.optimizer_models else set()
-        return switched & optimized
+        return switched & self._optimized_models
 
     def _computing_module(self, inst) -> bool:
         """An nn.Module with weights or modes of its own: not a stateless scoring function
@@ -556,26 +555,34 @@ class Evaluation:
     @cached_property
     def _frozen(self) -> set[str]:
         """Models whose parameters are frozen in this file: `model.requires_grad_(False)`, or
-        `for p in model.parameters(): p.requires_grad = False`. Running them on plain inputs builds no graph."""
-        frozen = {c.receiver for c in self.facts.calls if c.method == "requires_grad_" and c.receiver and _is_false_arg(c.node)}
+        `for p in model.parameters(): p.requires_grad = False`. Running them on plain inputs builds no graph.
+        (LLMs-from-scratch freezes its GPT, then thaws the last block and trains a new head: a model
+        that anything makes trainable again, or that an optimizer updates, is no frozen model.)"""
+        frozen = self._requires_grad_set("False")
+        thawed = self._requires_grad_set("True") | {
+            t.removesuffix(".requires_grad") for a in self.facts.assigns for t in a.targets
+            if t.endswith(".requires_grad") and dotted_name(a.value) == "True"
+        }
+        return {m for m in frozen if not any(within(t, m) for t in thawed | self._optimized_models)}
+
+    def _requires_grad_set(self, flag: str) -> set[str]:
+        """Models given `requires_grad_(flag)`, or whose parameters get `p.requires_grad = flag` in a loop."""
+        found = {
+            c.receiver for c in self.facts.calls
+            if c.method == "requires_grad_" and c.receiver and _is_false_arg(c.node) == (flag == "False")
+        }
         for loop in self.facts.loops:
             it = loop.node.iter if isinstance(loop.node, cst.For) else None
             if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
-                if any(t.endswith(".requires_grad") and dotted_name(a.value) == "False" for a in loop.assigns for t in a.targets):
-                    frozen.add(dotted_name(it.func.value))
-        frozen.discard(None)
-        # (LLMs-from-scratch freezes its GPT, then unfreezes the last block and trains a new head:
-        # a model that anything makes trainable again, or that an optimizer updates, is no frozen model)
-        thawed = {c.receiver for c in self.facts.calls if c.method == "requires_grad_" and c.receiver and not _is_false_arg(c.node)}
-        thawed |= {t.removesuffix(".requires_grad") for a in self.facts.assigns for t in a.targets
-                   if t.endswith(".requires_grad") and dotted_name(a.value) == "True"}
-        for loop in self.facts.loops:
-            it = loop.node.iter if isinstance(loop.node, cst.For) else None
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
-                if any(t.endswith(".requires_grad") and dotted_name(a.value) == "True" for a in loop.assigns for t in a.targets):
-                    thawed.add(dotted_name(it.func.value))
-        optimized = set().union(*self.training.optimizer_models.values()) if self.training.optimizer_models else set()
-        return {m for m in frozen if not any(t and within(t, m) for t in thawed | optimized)}
+                if any(t.endswith(".requires_grad") and dotted_name(a.value) == flag for a in loop.assigns for t in a.targets):
+                    found.add(dotted_name(it.func.value))
+        found.discard(None)
+        return found
+
+    @cached_property
+    def _optimized_models(self) -> set[str]:
+        """Models whose parameters an optimizer of this file updates (`Adam(gnn.parameters())`)."""
+        return set().union(*self.training.optimizer_models.values())
 
     def frozen_model(self, run: ModelRun) -> bool:
         """`run.model` is frozen here, or arrives as a parameter that every caller in this file fills
