@@ -15,7 +15,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchdoctor.dataflow import is_none
+from torchdoctor.dataflow import MODEL_WRAPPERS, is_none
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, within
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
@@ -637,12 +637,9 @@ class Evaluation:
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
             return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
-        if made is not None:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)`: PyG says what it holds
-            built = made.call
-            while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS and isinstance(built.func.value, cst.Call):
-                built = built.func.value
-            if (made.facts.qualify(built.func) or "").startswith("torch_geometric.nn."):
-                return self.modes._call_has(made.facts, built, made.function, 0)
+        pyg = self._pyg_constructions(expr, call.function, call.context.order)
+        if pyg:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: PyG says what they hold
+            return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in pyg)
         inst = self.flow.instance_of(expr, call.function, call.context.order)
         if inst is not None and inst.cls is not None and call.method not in (None, "forward") and call.receiver == model:
             method = self._method_of(inst.facts, inst.cls, call.method)
@@ -653,6 +650,34 @@ class Evaluation:
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
         choices = self.flow.instances_of(expr, call.function, call.context.order)
         return choices is None or any(self.modes.instance_has_mode_layers(i) for i in choices)
+
+    def _pyg_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
+        """(origin, call) for the PyG model constructions behind `expr` on every path, through moves
+        and DDP/compile wrappers (`GAT(...) if use_gat else GCN(...)`, then `DDP(model.to(rank))` in
+        the function `mp.spawn` runs); empty when some path leads anywhere else."""
+        found = []
+        for origin in self.flow.origins(expr, fn, order) if depth < 4 else [None]:
+            if origin is None:
+                return []
+            built = origin.call
+            while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS and isinstance(built.func.value, cst.Call):
+                built = built.func.value
+            q = origin.facts.qualify(built.func) or ""
+            moved = isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS
+            if (q in MODEL_WRAPPERS and built.args) or moved:  # `DDP(model, ...)`, `model.to(rank)`
+                inner = self._pyg_inner(built.func.value if moved else built.args[0].value, origin, depth)
+                if not inner:
+                    return []
+                found += inner
+            elif q.startswith("torch_geometric.nn."):
+                found.append((origin, built))
+            else:
+                return []
+        return found
+
+    def _pyg_inner(self, expr, origin, depth: int) -> list:
+        judge = self if origin.facts is self.facts else self.for_file(origin.facts)
+        return judge._pyg_constructions(expr, origin.function, origin.order, depth + 1)
 
     @cached_property
     def modes(self) -> "ModeLayers":
