@@ -60,7 +60,8 @@ MODEL_WRAPPERS = {
     "torch.jit.script",
 }
 # Methods on a module that return the module itself.
-_MODULE_CHAIN = {"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"}
+# Calls on a module that hand back the same module: `model.to(device).eval()`
+MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
 
 
 @dataclass(frozen=True)
@@ -351,7 +352,7 @@ class DataFlow:
         if depth > 4:
             return None
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN:
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_CHAIN:
                 return self._constructors(expr.func.value, fn, order, depth + 1)  # `criterion.cuda()`
             q = self.facts.qualify(expr.func)
             return {q} if q else None
@@ -598,7 +599,7 @@ class DataFlow:
         if depth > 8:
             return None
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MODULE_CHAIN:
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_CHAIN:
                 return self.instance_of(expr.func.value, fn, order, depth + 1)
             q = self.facts.qualify(expr.func)
             if q in MODEL_WRAPPERS and expr.args:  # DDP(model), torch.compile(model): the model inside

@@ -15,7 +15,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchdoctor.dataflow import MODEL_WRAPPERS, is_none
+from torchdoctor.dataflow import MODEL_WRAPPERS, MODULE_CHAIN, is_none
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, within
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
@@ -64,7 +64,7 @@ _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
 _FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "full", "zeros_like", "ones_like", "randn_like", "rand_like"})
 _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
-_MOVES_AND_CASTS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_"})
+_MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves the mode alone)
 # PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
 _PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", "LightGCN", "Node2Vec", "MetaPath2Vec"})
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
@@ -237,7 +237,7 @@ class Evaluation:
                 _holds(ret.value, call.node) for ret, _ in caller.returns
             ):
                 continue  # called for its side effects
-            judge = self if facts is self.facts else self.for_file(facts)
+            judge = self.for_file(facts)
             if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
                 return True  # (a script's main() that trains through helpers, then predicts, does not count;
                 # a `forward` that computes with it hands its result to whoever backpropagates)
@@ -266,7 +266,7 @@ class Evaluation:
                 return True
             plain = caller.cls is None and not _EVAL_NAME.search(caller.name) and not any(is_no_grad_name(d) for d in caller.decorators)
             if plain and depth < 2:
-                judge = self if facts is self.facts else self.for_file(facts)
+                judge = self.for_file(facts)
                 if judge._computes_for_forward(caller, depth + 1):
                     return True
         return False
@@ -423,8 +423,7 @@ class Evaluation:
             found = self._project_function(value.func)
             if found is None:
                 return False
-            judge = self.for_file(found[0])
-            return judge is not self and judge._returns_evaluated(found[1], depth)
+            return self.for_file(found[0])._returns_evaluated(found[1], depth)
         return self._returns_evaluated(callee, depth)
 
     def _project_function(self, func: cst.BaseExpression) -> tuple | None:
@@ -659,25 +658,19 @@ class Evaluation:
         for origin in self.flow.origins(expr, fn, order) if depth < 4 else [None]:
             if origin is None:
                 return []
-            built = origin.call
-            while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS and isinstance(built.func.value, cst.Call):
-                built = built.func.value
-            q = origin.facts.qualify(built.func) or ""
-            moved = isinstance(built.func, cst.Attribute) and built.func.attr.value in _MOVES_AND_CASTS
-            if (q in MODEL_WRAPPERS and built.args) or moved:  # `DDP(model, ...)`, `model.to(rank)`
-                inner = self._pyg_inner(built.func.value if moved else built.args[0].value, origin, depth)
-                if not inner:
+            built = _under_moves(origin.call)
+            q = (origin.facts.qualify(built.func) or "") if isinstance(built, cst.Call) else ""
+            if not isinstance(built, cst.Call) or (q in MODEL_WRAPPERS and built.args):  # `model.to(rank)`, `DDP(model)`
+                inner = built if not isinstance(built, cst.Call) else built.args[0].value
+                deeper = self.for_file(origin.facts)._pyg_constructions(inner, origin.function, origin.order, depth + 1)
+                if not deeper:
                     return []
-                found += inner
+                found += deeper
             elif q.startswith("torch_geometric.nn."):
                 found.append((origin, built))
             else:
                 return []
         return found
-
-    def _pyg_inner(self, expr, origin, depth: int) -> list:
-        judge = self if origin.facts is self.facts else self.for_file(origin.facts)
-        return judge._pyg_constructions(expr, origin.function, origin.order, depth + 1)
 
     @cached_property
     def modes(self) -> "ModeLayers":
@@ -851,7 +844,7 @@ class Evaluation:
         """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
         returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
         train() finds the model training)."""
-        judge = self if facts is self.facts else self.for_file(facts)
+        judge = self.for_file(facts)
         for m in cls.methods.values():
             if m is skip or (_EVAL_NAME.search(m.name) and judge.model_runs(m)):
                 continue  # another evaluation pass (`predict()` beside `test()`) runs after, not before
@@ -862,9 +855,7 @@ class Evaluation:
             for a in m.assigns:  # `model.eval(); self.model = model.to(device)` in `__init__`: a frozen scorer
                 if a.targets != (model,) or judge._last_mode(m, model, 1 << 62) == "train":
                     continue
-                value = a.value
-                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES_AND_CASTS:
-                    value = value.func.value
+                value = _under_moves(a.value)
                 if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
                     return True
         project = self.training.project
@@ -916,6 +907,9 @@ class Evaluation:
         return True
 
     def for_file(self, facts) -> "Evaluation":
+        """The judge of another file of the project (this one, for this file's own facts)."""
+        if facts is self.facts:
+            return self
         from torchdoctor.context import LintContext
 
         return LintContext(facts, self.training.project).evaluation
@@ -948,6 +942,13 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _under_moves(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What `.to(device).float()` and the like are called on: `model` in `model.to(rank)`."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES_AND_CASTS:
+        node = node.func.value
+    return node
 
 
 def _model_named(arg: cst.BaseExpression | None) -> str | None:
