@@ -216,7 +216,9 @@ class ProjectIndex:
         if facts.path == "<string>":
             return here_calls
         here = Path(facts.path).resolve()
-        return here_calls + self._remembered((here, dotted), lambda: self._find_method_callers(here, dotted))
+        return here_calls + self._remembered(
+            (here, dotted), lambda: self._calls_elsewhere(here, f"{dotted}(", lambda c: c.dotted == dotted)
+        )
 
     def outside_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         """Calls `<obj>.<method_name>(...)` on some object other than `self` in the other files of the
@@ -224,24 +226,21 @@ class ProjectIndex:
         if facts.path == "<string>":
             return []
         here = Path(facts.path).resolve()
-        return self._remembered((here, "." + method_name), lambda: self._find_outside_callers(here, method_name))
+        return self._remembered(
+            (here, "." + method_name),
+            lambda: self._calls_elsewhere(
+                here, f".{method_name}(", lambda c: c.method == method_name and c.receiver not in (None, "self")
+            ),
+        )
 
-    def _find_outside_callers(self, here: Path, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
+    def _calls_elsewhere(self, here: Path, needle: str, keep) -> list[tuple[FileFacts, "CallInfo"]]:
+        """The calls `keep` accepts in the project's other files whose text holds `needle`."""
         found = []
         for path, text in self._project_texts(self.root_for(here)):
-            if path != here and f".{method_name}(" in text:
+            if path != here and needle in text:
                 other = self.facts_for_path(path)
                 if other is not None:
-                    found.extend((other, c) for c in other.calls if c.method == method_name and c.receiver not in (None, "self"))
-        return found
-
-    def _find_method_callers(self, here: Path, dotted: str) -> list[tuple[FileFacts, "CallInfo"]]:
-        found = []
-        for path, text in self._project_texts(self.root_for(here)):
-            if path != here and f"{dotted}(" in text:
-                other = self.facts_for_path(path)
-                if other is not None:
-                    found.extend((other, c) for c in other.calls if c.dotted == dotted)
+                    found.extend((other, c) for c in other.calls if keep(c))
         return found
 
     def _project_texts(self, root: Path) -> list[tuple[Path, str]]:

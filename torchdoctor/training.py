@@ -359,10 +359,7 @@ class TrainingFacts:
             return False
         if isinstance(node.func, cst.Name) and depth < 2 and node.func.value not in self.facts.imports:
             name = node.func.value
-            chosen = [
-                alt for a in self.facts.assigns if a.targets == (name,) and a.value is not None
-                for alt in _class_alternatives(a.value)
-            ] + [  # `def __init__(self, ..., block_layers=Block)`: a class handed in, with its default
+            chosen = self._classes_assigned(name) + [  # `def __init__(self, ..., block_layers=Block)`: a class handed in, with its default
                 alt for default in _param_defaults(self.facts, name) for alt in _class_alternatives(default)
             ]
             if chosen:
@@ -380,10 +377,7 @@ class TrainingFacts:
             values = [r.value for m in methods for r, _ in m.returns if r.value is not None]
             if values:
                 return all(self.constructs_module(v, depth + 1) for v in values)
-            chosen = [  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`: a class kept on self
-                alt for a in self.facts.assigns if a.targets == (called,) and a.value is not None
-                for alt in _class_alternatives(a.value)
-            ]
+            chosen = self._classes_assigned(called)  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`
             if chosen:
                 return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
             return bool(_BUILDER_METHOD.match(called[5:]))
@@ -408,6 +402,13 @@ class TrainingFacts:
         head = (name or "").split(".", 1)[0]
         return head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
 
+
+    def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
+        """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""
+        return [
+            alt for a in self.facts.assigns if a.targets == (name,) and a.value is not None
+            for alt in _class_alternatives(a.value)
+        ]
 
     def _helper_function(self, name: str | None) -> tuple[FunctionInfo | None, bool]:
         """(a plain function called `name`: one defined in this file, at any depth, or imported from the
@@ -455,15 +456,14 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The class names a variable may hold: `Block`, `nn.Conv2d`, either side of `A if c else B`."""
     if isinstance(value, cst.IfExp):
         return _class_alternatives(value.body) + _class_alternatives(value.orelse)
+    table = None  # `{"gat": GATLayer, "custom": CustomGATLayer}.get(kind, GATLayer)`, `{"a": A, "b": B}[kind]`
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
-        table = value.func.value  # `{"gat": GATLayer, "custom": CustomGATLayer}.get(kind, GATLayer)`
-        if isinstance(table, cst.Dict):
-            default = [value.args[1].value] if len(value.args) > 1 else []
-            return [alt for e in table.elements if isinstance(e, cst.DictElement) for alt in _class_alternatives(e.value)] + [
-                alt for d in default for alt in _class_alternatives(d)
-            ]
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):  # `{"a": A, "b": B}[kind]`
-        return [alt for e in value.value.elements if isinstance(e, cst.DictElement) for alt in _class_alternatives(e.value)]
+        table, default = value.func.value, [value.args[1].value] if len(value.args) > 1 else []
+    elif isinstance(value, cst.Subscript):
+        table, default = value.value, []
+    if isinstance(table, cst.Dict):
+        entries = [e.value for e in table.elements if isinstance(e, cst.DictElement)] + default
+        return [alt for entry in entries for alt in _class_alternatives(entry)]
     name = dotted_name(value)
     return [value] if name and name.rsplit(".", 1)[-1][:1].isupper() else []
 
