@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.facts import AssignInfo, dotted_name, exclusive_branches, names_in
-from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
 _REGISTERING = {"ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "ParameterList"}
@@ -95,7 +94,7 @@ class ModuleInPlainContainer(Rule):
                 if isinstance(arg.value, cst.Subscript) and dotted_name(arg.value.value)
             }
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
-            filled_with_modules = set()
+            filled_with_modules: dict[str, list] = {}  # container -> the contexts of the statements filling it
             for call in calls:
                 if call.method in ("append", "extend", "insert") and call.receiver:
                     if any(
@@ -103,13 +102,13 @@ class ModuleInPlainContainer(Rule):
                         or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns))
                         for a in call.node.args
                     ):
-                        filled_with_modules.add(call.receiver)
+                        filled_with_modules.setdefault(call.receiver, []).append(call.context)
             for a in assigns:
                 for t in a.targets:
                     if t.endswith("[]") and a.value is not None and training.constructs_module(a.value):
-                        filled_with_modules.add(t[:-2])
+                        filled_with_modules.setdefault(t[:-2], []).append(a.context)
                     if a.augmented == "AddAssign" and a.value is not None and _holds_module(training, a.value):
-                        filled_with_modules.add(t)  # `self.heads += [nn.Linear(...)]`
+                        filled_with_modules.setdefault(t, []).append(a.context)  # `self.heads += [nn.Linear(...)]`
             local_sources = _local_container_sources(assigns)
             for a, attr in _attribute_assignments(assigns):
                 if attr in handed_on:
@@ -122,8 +121,8 @@ class ModuleInPlainContainer(Rule):
                 value = a.value
                 kind = _container_kind(value)
                 holds = kind is not None and _holds_module(training, value)
-                if not holds and kind is not None and _is_empty(value) and attr in filled_with_modules:
-                    holds = True
+                if not holds and kind is not None and _is_empty(value) and _filled_after(a, filled_with_modules.get(attr)):
+                    holds = True  # (not by the other branch: `if sparse: self.embeds = {}` ... `else: self.embeds = ModuleDict()`)
                 if not holds and isinstance(value, cst.Name) and value.value in filled_with_modules:
                     made_as_container = value.value in local_sources or not any(
                         b.targets == (value.value,) for b in assigns  # `layers = ModuleList([])`: registered
@@ -212,9 +211,15 @@ def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns) -
     )
 
 
+def _filled_after(a: AssignInfo, fills: list | None) -> bool:
+    """Some statement filling the container can run after this assignment: not only in a branch
+    that excludes it."""
+    return any(not exclusive_branches(f.branches, a.context.branches) for f in fills or ())
+
+
 def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
-    """Every element is a project module with no parameters, buffers or mode of its own
-    (`[series_decomp(k) for k in kernels]`, a moving average): nothing is lost in a plain list."""
+    """Every element is a module with no parameters, buffers or mode of its own (`[series_decomp(k)
+    for k in kernels]`, a moving average; `[nn.Identity() for _ in kernels]`): nothing is lost in a plain list."""
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         elements = [value.elt]
     elif isinstance(value, cst.DictComp):
@@ -223,11 +228,7 @@ def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
         elements = [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))]
     else:
         return False
-    for element in elements:
-        found = lookup_class(ctx.project, ctx.facts, dotted_name(element.func)) if isinstance(element, cst.Call) else None
-        if found is None or not ctx.training.is_stateless_module_class(found[0], found[1]):
-            return False
-    return bool(elements)
+    return bool(elements) and all(ctx.training.constructs_stateless(ctx.facts, e) for e in elements)
 
 
 def _local_container_sources(assigns: list[AssignInfo]) -> dict[str, str]:

@@ -640,23 +640,38 @@ def _host_number(value, fn: FunctionInfo, depth: int = 0) -> bool:
     return False
 
 
+def _scalar_index(element: cst.SubscriptElement) -> bool:
+    """`[0]`, `[i]`: one position (a loop counter or an int), not a slice, mask or index tensor expression."""
+    return isinstance(element.slice, cst.Index) and (
+        _is_int_literal(element.slice.value) or isinstance(element.slice.value, cst.Name)
+    )
+
+
 def _is_int_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
     return isinstance(node, cst.Integer)
 
 
-def _one_dimensional(call: cst.Call) -> bool:
-    """`torch.tensor([a, b])`, `torch.arange(n)`, `torch.zeros(n)`: one element of it is a 0-dim tensor."""
+def _dimensions(call: cst.Call) -> int | None:
+    """How many dimensions a factory's tensor has, where the call says: 1 for `torch.tensor([a, b])`,
+    `torch.arange(n)` or `torch.zeros(3)`, 2 for `torch.zeros(b, k)`; None when unknown (`zeros(shape)`)."""
     args = positional_args(call)
     name = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
     if name in ("arange", "linspace", "logspace", "randperm"):
-        return True
+        return 1
     if name in _LITERAL_DATA:
-        return bool(args) and isinstance(args[0], (cst.List, cst.Tuple)) and not any(
-            isinstance(e.value, (cst.List, cst.Tuple, cst.ListComp)) for e in args[0].elements
-        )
-    return len(args) == 1 and isinstance(args[0], cst.Integer)
+        if not args or not isinstance(args[0], (cst.List, cst.Tuple)):
+            return None
+        nested = any(isinstance(e.value, (cst.List, cst.Tuple, cst.ListComp)) for e in args[0].elements)
+        return None if nested else 1
+    if name in ("zeros", "ones", "empty", "rand", "randn") and args:
+        if isinstance(args[0], (cst.List, cst.Tuple)):
+            return len(args[0].elements)
+        if len(args) == 1:
+            return 1 if isinstance(args[0], cst.Integer) else None
+        return len(args)
+    return None
 
 
 def _is_sequence_literal(call: cst.Call) -> bool:
@@ -1003,7 +1018,7 @@ class _UseScan(cst.CSTVisitor):
         self._index_depth = 0
         self._cpu_side_depth = 0
         self._returned: set[int] = set()  # names handed back as they are: `return mean, var`
-        self._element_reads: set[int] = set()  # `scale_t[0]`: one element, a 0-dim tensor
+        self._element_reads: dict[int, int] = {}  # `scale_t[0]`, `done[i][j]`: how many scalar indices pick it
         self.passed_to: dict[int, list[cst.Call]] = {}  # argument node -> the calls it is passed to
         self.guarded: set[int] = set()  # `.cuda()` calls chosen by a device test in a conditional expression
         self.met: dict[str, list[int]] = {}  # name -> when it was read in a body statement on the device
@@ -1146,8 +1161,9 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
-        if made is not None and _one_dimensional(made):  # `scale_t[0]` of `torch.tensor([scale])`: 0-dim
-            kinds = ["index" if k == "element" else k for k in kinds]
+        # `scale_t[0]` of `torch.tensor([scale])`, `done[i][j]` of `torch.zeros(b, k)`: a 0-dim tensor
+        dims = _dimensions(made) if made is not None else None
+        kinds = ["index" if k.startswith("element") and dims is not None and int(k[7:]) >= dims else k for k in kinds]
         if not (kinds and all(k in _HOST_KINDS for k in kinds)):
             return False
         if "host" not in kinds:
@@ -1199,6 +1215,7 @@ class _UseScan(cst.CSTVisitor):
         if callee in self.movers or by_name:
             for arg in _args_bound_to(node, self.movers[callee] if callee in self.movers else None, self.params_of.get(callee)):
                 self.moved.add(id(arg.value))  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)
+                self.moved.update(id(inner) for inner in _value_calls(arg.value))  # cuda(torch.ones(n).bool())
                 self._mark_moved_reads(arg.value)
                 name = dotted_name(arg.value)
                 if name:
@@ -1254,11 +1271,11 @@ class _UseScan(cst.CSTVisitor):
             self._cpu_side_depth -= 1
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if (
-            isinstance(node.value, cst.Name) and node.value.value in self._tracked and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index) and _is_int_literal(node.slice[0].slice.value)
-        ):
-            self._element_reads.add(id(node.value))
+        scalars, inner = 0, node  # `done[i][j]`, `done[i, j]`: count the scalar indices down to the name
+        while isinstance(inner, cst.Subscript) and all(_scalar_index(e) for e in inner.slice):
+            scalars, inner = scalars + len(inner.slice), inner.value
+        if isinstance(inner, cst.Name) and inner.value in self._tracked and scalars and id(inner) not in self._element_reads:
+            self._element_reads[id(inner)] = scalars
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         self._index_depth += 1
@@ -1274,7 +1291,7 @@ class _UseScan(cst.CSTVisitor):
         if node.value in self._tracked:
             kind = (
                 "derive" if id(node) in self._derive_reads
-                else "element" if id(node) in self._element_reads
+                else f"element{self._element_reads[id(node)]}" if id(node) in self._element_reads
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned

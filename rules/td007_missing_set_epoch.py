@@ -87,7 +87,8 @@ class MissingSetEpoch(Rule):
         (`for epoch ...: train_one_epoch(model, data_loader_train, ...)`)."""
         flow = ctx.dataflow
         for loop in ctx.facts.loops:
-            if isinstance(loop.node, cst.For) and not _evaluates(loop.function):
+            if isinstance(loop.node, cst.For) and not _evaluates(loop.function) and not _EVALUATION.search(loop.iter_name or ""):
+                # (`for batch in tqdm(valid_dataloader)` inside the epoch loop: evaluation order does not matter)
                 iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
                 yield loop, self._epoch_loop(ctx, loop), [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
         for call in ctx.facts.calls:  # `batches = iter(loader)` once per epoch, then next(batches)

@@ -16,7 +16,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, MODULE_CHAIN, is_none
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, within
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, unwrap_iter, within
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
@@ -44,6 +44,9 @@ _RUN_METHOD = re.compile(
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_HELPER_OBJECT = re.compile(r"(Transform|Transforms|Coder|Matcher|Sampler|Tokenizer|Scheduler|Meter|Logger|Config|Processor)$")
+_DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
+_ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
@@ -229,6 +232,8 @@ class Evaluation:
             return False  # (`def evaluate_model(model, ...): model.eval(); ...` is an evaluation wherever it is called)
         if self._sets_grad_mode(method):
             return False  # a forward wrapper for a training step would not turn gradients off
+        if self._handed_to_training(method):
+            return True
         for facts, call in self._callers_of(method):
             caller = call.function
             if caller is method or caller.is_module or _EVAL_NAME.search(caller.name):
@@ -241,6 +246,19 @@ class Evaluation:
             if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
                 return True  # (a script's main() that trains through helpers, then predicts, does not count;
                 # a `forward` that computes with it hands its result to whoever backpropagates)
+        return False
+
+    def _handed_to_training(self, fn: FunctionInfo) -> bool:
+        """`train(loader, netG, predict, optimizer)`: the function is handed as a callback to a training
+        function (CyCADA's segmentation `predict` feeds the generators' semantic loss)."""
+        if fn.cls is not None:
+            return False
+        for call in self.facts.calls:
+            if not any(isinstance(a.value, cst.Name) and a.value.value == fn.name for a in call.node.args):
+                continue
+            callee = self.facts.resolve_function(call)
+            if callee is not None and callee is not fn and (_TRAINING_NAME.search(callee.name) or self._has_training(callee, depth=0)):
+                return True
         return False
 
     def _callers_of(self, method: FunctionInfo) -> list:
@@ -308,9 +326,12 @@ class Evaluation:
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
-                inner = next((r for r in self.model_runs(helper, depth + 1) if r.model.split(".", 1)[0] not in helper.params or r.model.startswith("self.")), None)
+                inner = next(
+                    (r for r in self.model_runs(helper, depth + 1) if self._as_caller_sees(r, helper) is not None), None
+                )
                 if inner is not None:
-                    runs.append(ModelRun(c, inner.model, inner.has_modes, inner.grad_off_inside or self._sets_grad_mode(helper)))
+                    model = self._as_caller_sees(inner, helper)
+                    runs.append(ModelRun(c, model, inner.has_modes, inner.grad_off_inside or self._sets_grad_mode(helper)))
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
@@ -342,11 +363,29 @@ class Evaluation:
                 return model
         return None
 
+    def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo) -> str | None:
+        """The name a helper's model run has where the helper is called: `self.model`, a variable of
+        the enclosing function, or `self.net` behind the helper's `net = self.net`. None for the
+        helper's parameter or its own local (`for text_encoder in [self.enc, self.enc_2]`), which mean
+        nothing to the caller."""
+        head, rest = run.model.split(".", 1)[0], run.model[len(run.model.split(".", 1)[0]):]
+        if head == "self":
+            return run.model
+        if head in helper.params or any(head in loop.targets for loop in helper.loops):
+            return None
+        if head not in helper.assigned_names():
+            return run.model
+        held = self.flow.value_of(head, helper, run.call.context.order)
+        name = dotted_name(held[0]) if held is not None else None
+        return name + rest if name and name.startswith("self.") else None
+
     def _runs_through_method(self, call: CallInfo, generating: bool = False) -> bool:
         """`model.encode(x)`, `tacotron2_model.infer(seq)`: a model method that computes with the
         model's layers. `generate` only when asked (`generating`): Hugging Face runs it under no_grad
         already, so it matters for the mode, not for gradients."""
         receiver = call.receiver
+        if call.method and _ADAPTING_METHOD.search(call.method):
+            return False  # `model.set_forward_adaptation(z)`: fits a new head on the features, with backward inside
         runs = call.method == "generate" if generating else bool(call.method and _RUN_METHOD.match(call.method))
         if not receiver or receiver == "self" or not runs:
             return False
@@ -413,7 +452,7 @@ class Evaluation:
         while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "eval" and not node.args:
                 return True
-            if node.func.attr.value == "from_pretrained" and (self.facts.qualify(node.func) or "").startswith("transformers."):
+            if node.func.attr.value == "from_pretrained" and _hugging_face_loader(self.facts.qualify(node.func)):
                 return True  # Hugging Face returns pretrained models in eval mode
             node = node.func.value
         if not isinstance(value, cst.Call) or depth > 2:
@@ -636,9 +675,9 @@ class Evaluation:
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
             return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
-        pyg = self._pyg_constructions(expr, call.function, call.context.order)
-        if pyg:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: PyG says what they hold
-            return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in pyg)
+        declared = self._declared_constructions(expr, call.function, call.context.order)
+        if declared:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: the arguments say what they hold
+            return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in declared)
         inst = self.flow.instance_of(expr, call.function, call.context.order)
         if inst is not None and inst.cls is not None and call.method not in (None, "forward") and call.receiver == model:
             method = self._method_of(inst.facts, inst.cls, call.method)
@@ -650,9 +689,9 @@ class Evaluation:
         choices = self.flow.instances_of(expr, call.function, call.context.order)
         return choices is None or any(self.modes.instance_has_mode_layers(i) for i in choices)
 
-    def _pyg_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
-        """(origin, call) for the PyG model constructions behind `expr` on every path, through moves
-        and DDP/compile wrappers (`GAT(...) if use_gat else GCN(...)`, then `DDP(model.to(rank))` in
+    def _declared_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
+        """(origin, call) for the PyG or diffusers model constructions behind `expr` on every path, through
+        moves and DDP/compile wrappers (`GAT(...) if use_gat else GCN(...)`, then `DDP(model.to(rank))` in
         the function `mp.spawn` runs); empty when some path leads anywhere else."""
         found = []
         for origin in self.flow.origins(expr, fn, order) if depth < 4 else [None]:
@@ -662,11 +701,11 @@ class Evaluation:
             q = (origin.facts.qualify(built.func) or "") if isinstance(built, cst.Call) else ""
             if not isinstance(built, cst.Call) or (q in MODEL_WRAPPERS and built.args):  # `model.to(rank)`, `DDP(model)`
                 inner = built if not isinstance(built, cst.Call) else built.args[0].value
-                deeper = self.for_file(origin.facts)._pyg_constructions(inner, origin.function, origin.order, depth + 1)
+                deeper = self.for_file(origin.facts)._declared_constructions(inner, origin.function, origin.order, depth + 1)
                 if not deeper:
                     return []
                 found += deeper
-            elif q.startswith("torch_geometric.nn."):
+            elif q.startswith(_DROPOUT_DECLARED):
                 found.append((origin, built))
             else:
                 return []
@@ -758,6 +797,12 @@ class Evaluation:
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
+        listed = self._iterated_param(fn, head)
+        if listed is not None:  # `for text_encoder in text_encoders:` over a parameter: every model the callers list
+            lists = [(s, self._listed_models(self.flow.argument_for(fn, listed, s), s)) for s in self.flow.call_sites(fn)]
+            if not lists or any(models is None for _, models in lists):
+                return True  # no caller, or one passing a list we cannot read: no claim is made
+            return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
         sites = self.flow.call_sites(fn)
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
@@ -782,6 +827,28 @@ class Evaluation:
         return True
 
     @staticmethod
+    def _iterated_param(fn: FunctionInfo, head: str) -> str | None:
+        """The parameter a loop of fn walks with `head` as its variable (`for i, enc in enumerate(encoders)`)."""
+        if head in fn.params or head in fn.assigned_names():
+            return None
+        for loop in fn.loops:
+            if head in loop.targets and isinstance(loop.node, cst.For):
+                walked = dotted_name(unwrap_iter(loop.node.iter))
+                return walked if walked in fn.params and walked != "self" else None
+        return None
+
+    def _listed_models(self, arg: cst.BaseExpression | None, site: CallInfo) -> list[str] | None:
+        """The model names in a list a caller passes: `[text_encoder_one, text_encoder_two]`, directly or
+        through a name assigned such a literal."""
+        if isinstance(arg, cst.Name):
+            held = self.flow.value_of(arg.value, site.function, site.context.order)
+            arg = held[0] if held is not None else None
+        if not isinstance(arg, (cst.List, cst.Tuple)):
+            return None
+        names = [dotted_name(e.value) for e in arg.elements if isinstance(e, cst.Element)]
+        return names if names and None not in names else None
+
+    @staticmethod
     def _free_in_closure(fn: FunctionInfo, head: str) -> bool:
         """`head` is a variable of the function (or module) enclosing `fn`, not one of fn's own."""
         parent = fn.parent
@@ -790,9 +857,31 @@ class Evaluation:
         return head not in fn.params and head not in fn.assigned_names() and (head in parent.params or head in parent.assigned_names())
 
     def _unwrapped(self, name: str, fn: FunctionInfo, order: int) -> str | None:
-        """The model a local name unwraps: `accelerator.unwrap_model(model)`, `model.module`, `DDP(model)`."""
+        """The model a local name unwraps: `accelerator.unwrap_model(model)`, `model.module`, `DDP(model)`,
+        `model.cuda()`; for a name assigned differently by branch (`parallel_model = model` or
+        `nn.DataParallel(model).cuda()`), the model every branch wraps."""
         held = self.flow.value_of(name, fn, order) if name not in fn.params else None
+        if held is None and name not in fn.params:
+            scope = fn if name in fn.assigned_names() else self.facts.module_function
+            candidates = self.flow.reaching_candidates(name, scope, order if scope is fn else 1 << 62)
+            inner = {self._wrapped_by(c.value) for c in candidates}
+            if len(candidates) > 1 and len(inner) == 1 and None not in inner and name not in inner:
+                return inner.pop()
         value = held[0] if held is not None else _unpacked_literal(self.flow.reaching_assignment(name, fn, order), name)
+        return self._wrapped_by(value)
+
+    @staticmethod
+    def _wrapped_by(value: cst.BaseExpression | None) -> str | None:
+        """`model` for `model.module`, `DDP(model)`, `model.cuda()`, `unwrap_model(model)`; `net.decoder`
+        for itself (a submodule of a model whose mode we can follow)."""
+        if isinstance(value, cst.Name):
+            return value.value  # `parallel_model = model`: an alias
+        if value is None:
+            return None
+        moved = _under_moves(value)
+        if moved is not value and isinstance(moved, (cst.Name, cst.Attribute)):
+            return dotted_name(moved)  # `parallel_model = model.cuda()`: the same module
+        value = moved
         if isinstance(value, cst.Attribute) and value.attr.value in ("module", "_orig_mod"):
             return dotted_name(value.value)
         if isinstance(value, cst.Attribute) and dotted_name(value):
@@ -942,6 +1031,32 @@ class Evaluation:
         if last_eval < 0 and last_train < 0:
             return None
         return "eval" if last_eval > last_train else "train"
+
+
+def _hugging_face_loader(qualified: str | None) -> bool:
+    """`X.from_pretrained(...)` by transformers, diffusers or peft, which return the model in eval mode;
+    also `text_encoder_cls.from_pretrained(...)` on a class a helper picked (qualified None)."""
+    return qualified is None or qualified.split(".", 1)[0] in ("transformers", "diffusers", "peft")
+
+
+def _zero(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.Integer, cst.Float)) and float(value.value) == 0
+
+
+def _kept_on_self(method: FunctionInfo) -> set[int]:
+    """The calls whose result a method stores on `self` (`self.head = Head(...)` built lazily)."""
+    return {
+        id(_under_moves(a.value)) for a in method.assigns
+        if a.value is not None and any(t.startswith("self.") for t in a.targets)
+    }
+
+
+def _library_call(facts, node: cst.Call) -> bool:
+    """A call of something imported from outside torch (`Chem.MolFromSmiles`, `np.array`)."""
+    q = facts.qualify(node.func) or ""
+    return "." in q and not q.startswith("torch") and dotted_name(node.func) is not None and (
+        dotted_name(node.func).split(".", 1)[0] in facts.imports
+    )
 
 
 def _under_moves(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -1100,7 +1215,10 @@ class ModeLayers:
         if self._runs_module_passed_in(cls):
             return True
         for method in cls.methods.values():
+            kept = _kept_on_self(method) if method.name != "__init__" else None
             for call in method.calls:
+                if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
+                    continue  # `Chem.MolFromSmiles(s)` in `decode`: a library call, not a layer the module holds
                 if self._call_has(facts, call.node, method, depth):
                     return True
             if any(a.targets and "training" in a.targets[0] for a in method.assigns):
@@ -1153,6 +1271,9 @@ class ModeLayers:
                 return self._torch_layer_has(q, node)
             if q.startswith("torch."):
                 return False
+            if q.startswith("diffusers.") and q.split(".")[-1][:1].isupper() or q.endswith((".from_pretrained", ".from_config")) and q.startswith("diffusers."):
+                # diffusers' models have no BatchNorm and default to dropout 0.0: only a `dropout=` given says otherwise
+                return any(a.keyword is not None and a.keyword.value == "dropout" and not _zero(a.value) for a in node.args)
             if q.startswith("torch_geometric.nn.") and (q.endswith("Conv") or q.rsplit(".", 1)[-1] in _PYG_BASIC_GNNS):
                 # PyG's message-passing layers and basic GNNs (dropout 0.0 and no norm by default) hold no mode
                 # layer unless given a `dropout=`/`norm=` or an inner network (`GINConv(Sequential(..., BatchNorm1d))`)
@@ -1186,4 +1307,6 @@ class ModeLayers:
     def _unknown_constructor(q: str) -> bool:
         """A class or factory from another library (torchvision, timm, ...): it may hold anything."""
         last = q.rsplit(".", 1)[-1]
+        if _HELPER_OBJECT.search(last):
+            return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()

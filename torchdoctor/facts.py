@@ -569,7 +569,7 @@ class _FactsVisitor:
         loop.condition_depth = len(self.conditions[-1])
         if isinstance(node, cst.For):
             loop.targets = tuple(sorted(_target_names(node.target)))
-            loop.iter_name = dotted_name(_unwrap_iter(node.iter))
+            loop.iter_name = dotted_name(unwrap_iter(node.iter))
             wrapped = _progress_wrapped(loop.iter_name, function)
             if wrapped is not None:  # `lp = self.log_progress("valid", loader, ...)`, then `for batch in lp`
                 loop.iter_name = wrapped
@@ -701,7 +701,7 @@ def _progress_wrapped(name: str | None, function: "FunctionInfo") -> str | None:
     return next((dotted_name(a.value) for a in value.args if a.keyword is None and dotted_name(a.value)), None)
 
 
-def _unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:
+def unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:
     """`enumerate(loader)`, `tqdm(loader)` -> `loader`."""
     while isinstance(node, cst.Call) and node.args and dotted_name(node.func) in _ITER_WRAPPERS:
         node = node.args[0].value

@@ -341,6 +341,16 @@ class TrainingFacts:
                         return False
         return not any("self.training" in facts.module.code_for_node(m.node) for m in cls.methods.values() if m.node)
 
+    def constructs_stateless(self, facts: FileFacts, value: cst.BaseExpression) -> bool:
+        """`nn.Identity()`, `nn.ReLU()`, or a project module with no parameters, buffers or mode."""
+        if not isinstance(value, cst.Call):
+            return False
+        q = facts.qualify(value.func) or ""
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]) is not None
+        found = lookup_class(self.project, facts, dotted_name(value.func))
+        return found is not None and self.is_stateless_module_class(found[0], found[1])
+
     def _plainly_stateless_value(self, facts: FileFacts, value: cst.Call, depth: int) -> bool:
         q = facts.qualify(value.func) or ""
         last = q.rsplit(".", 1)[-1]
@@ -400,7 +410,11 @@ class TrainingFacts:
         # A layer class from another library (`from timm.layers import Block`): judged by its name.
         last = (name or "").rsplit(".", 1)[-1]
         head = (name or "").split(".", 1)[0]
-        return head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
+        qualified = self.facts.qualify(node.func) or ""
+        return (
+            head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
+            and not _NOT_A_MODULE.match(qualified)
+        )
 
 
     def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
@@ -435,8 +449,12 @@ _BUILDER_METHOD = re.compile(
 _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
     r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
+    r"|detectron2\.modeling\.(meta_arch|backbone|roi_heads|proposal_generator)\.[\w.]*\.[A-Z]\w*$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
 )
+# Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
+# live outside the module tree and are trained by their own sparse optimizers.
+_NOT_A_MODULE = re.compile(r"dgl\.(distributed\.\w+|nn\.(pytorch\.)?(sparse_emb\.)?NodeEmbedding)$")
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
 
 
@@ -542,8 +560,8 @@ def _base(name: str) -> str:
 
 def _manual_update(a) -> bool:
     """`w -= lr * w.grad`, `p.data = p.data - lr * p.grad`: a hand-written optimizer step."""
-    if a.value is None or len(a.targets) != 1 or a.targets[0].endswith(".grad"):
-        return False
+    if a.value is None or len(a.targets) != 1 or ".grad" in a.targets[0]:
+        return False  # (`delta.grad[zero] = torch.randn_like(...)` edits the gradient, not the parameter)
     if a.augmented in ("SubtractAssign", "AddAssign") or a.augmented is None:
         return _base(a.targets[0]) in _grad_owners([a.value])
     return False
