@@ -1291,13 +1291,14 @@ class _UseScan(cst.CSTVisitor):
         if node.value in self._tracked:
             kind = (
                 "derive" if id(node) in self._derive_reads
-                else f"element{self._element_reads[id(node)]}" if id(node) in self._element_reads
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
                 else "host" if self._statements and not self._statements[-1].touches
                 else "tensor"
             )
+            if kind == "tensor" and id(node) in self._element_reads:  # `scale_t[0]` handed to a CUDA kernel
+                kind = f"element{self._element_reads[id(node)]}"
             self._tick += 1
             self.uses.setdefault(node.value, []).append((self._tick, kind))
             if (
