@@ -7,10 +7,12 @@ import re
 import libcst as cst
 
 from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, keyword_arg
+from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
 _EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
 _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
+_CHOSEN_CLASS = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b")  # `RandomSampler if rank == -1 else DistributedSampler`
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -60,7 +62,9 @@ class MissingSetEpoch(Rule):
 
     def check(self, ctx):
         facts, flow = ctx.facts, ctx.dataflow
-        if not any(self._is_sampler(c) for c in facts.calls) and (ctx.project is None or "DistributedSampler" in facts.source):
+        if not any(self._is_sampler(c) for c in facts.calls) and not _CHOSEN_CLASS.search(facts.source) and (
+            ctx.project is None or "DistributedSampler" in facts.source
+        ):
             return
         given_epoch = self._samplers_given_epoch(ctx)
         if given_epoch is None:
@@ -157,7 +161,9 @@ class MissingSetEpoch(Rule):
         if iterated is None or depth > 6:
             return []
         info = iterated.facts.call_info(iterated.call)
-        if info is not None and self._is_sampler(info):
+        if info is not None and (
+            self._is_sampler(info) or self._chosen_sampler_class(ctx, iterated, info) or _epoch_seeded_sampler(ctx, iterated)
+        ):
             return [iterated]
         name = (iterated.qualname() or dotted_name(iterated.call.func) or "").rsplit(".", 1)[-1]
         arg = keyword_arg(iterated.call, "sampler")  # whatever takes `sampler=` is a loader
@@ -175,6 +181,19 @@ class MissingSetEpoch(Rule):
             return []
         inner = flow.origins(arg.value, iterated.function, iterated.order)
         return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
+
+    def _chosen_sampler_class(self, ctx, iterated, info: CallInfo) -> bool:
+        """`train_sampler(dataset)` after `train_sampler = RandomSampler if rank == -1 else DistributedSampler`."""
+        if not isinstance(iterated.call.func, cst.Name):
+            return False
+        held = ctx.dataflow.flow_of(iterated).value_of(iterated.call.func.value, iterated.function, iterated.order)
+        if held is None or not isinstance(held[0], cst.IfExp):
+            return False
+        facts = iterated.facts
+        return any(
+            (facts.qualify(branch) or "") in _SAMPLERS or (dotted_name(branch) or "").endswith("DistributedSampler")
+            for branch in (held[0].body, held[0].orelse)
+        )
 
     def _shuffling_samplers_of(self, ctx, iterated) -> list[cst.Call]:
         out = []
@@ -203,6 +222,20 @@ class MissingSetEpoch(Rule):
             if a.value is sampler and len(a.targets) == 1:
                 return a.targets[0]
         return None
+
+
+def _epoch_seeded_sampler(ctx, made) -> bool:
+    """A project's own distributed sampler (DeiT's `RASampler`, BasicSR's `EnlargedSampler`): a class
+    with a `set_epoch` method whose `__iter__` seeds its shuffle from `self.epoch`."""
+    found = lookup_class(ctx.project, made.facts, dotted_name(made.call.func)) if dotted_name(made.call.func) else None
+    if found is None:
+        return False
+    facts, cls = found
+    iterate = cls.methods.get("__iter__")
+    return (
+        "set_epoch" in cls.methods and iterate is not None and iterate.node is not None
+        and "self.epoch" in facts.module.code_for_node(iterate.node)
+    )
 
 
 def _evaluates(fn) -> bool:
