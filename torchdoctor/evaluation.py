@@ -797,12 +797,17 @@ class Evaluation:
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
-        listed = self._iterated_param(fn, head)
-        if listed is not None:  # `for text_encoder in text_encoders:` over a parameter: every model the callers list
-            lists = [(s, self._listed_models(self.flow.argument_for(fn, listed, s), s)) for s in self.flow.call_sites(fn)]
+        walked = self._walked_by(fn, head)
+        if walked is not None and walked in fn.params:  # `for text_encoder in text_encoders:` over a parameter: every model the callers list
+            lists = [(s, self._listed_models(self.flow.argument_for(fn, walked, s), s)) for s in self.flow.call_sites(fn)]
             if not lists or any(models is None for _, models in lists):
                 return True  # no caller, or one passing a list we cannot read: no claim is made
             return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
+        if walked is not None:  # `for text_encoder in [self.text_encoder, self.text_encoder_2]`, through a local list
+            models = self._listed_models(cst.Name(walked), call) if walked.isidentifier() else None
+            if models is None:
+                return True
+            return all(self.eval_mode_set_before(m + model[len(head):], call, depth + 1) for m in models)
         sites = self.flow.call_sites(fn)
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
@@ -827,14 +832,24 @@ class Evaluation:
         return True
 
     @staticmethod
-    def _iterated_param(fn: FunctionInfo, head: str) -> str | None:
-        """The parameter a loop of fn walks with `head` as its variable (`for i, enc in enumerate(encoders)`)."""
+    def _walked_by(fn: FunctionInfo, head: str) -> str | None:
+        """The name a loop of fn walks with `head` as its variable: `encoders` for `for i, enc in
+        enumerate(encoders)` and for `for p, tok, enc in zip(prompts, tokenizers, encoders)`."""
         if head in fn.params or head in fn.assigned_names():
             return None
         for loop in fn.loops:
-            if head in loop.targets and isinstance(loop.node, cst.For):
-                walked = dotted_name(unwrap_iter(loop.node.iter))
-                return walked if walked in fn.params and walked != "self" else None
+            if not isinstance(loop.node, cst.For) or head not in loop.targets:
+                continue
+            it, target = loop.node.iter, loop.node.target
+            while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args and isinstance(target, cst.Tuple):
+                it, target = it.args[0].value, target.elements[-1].value
+            if isinstance(it, cst.Call) and dotted_name(it.func) == "zip" and isinstance(target, cst.Tuple):
+                names = [dotted_name(e.value) for e in target.elements]
+                if head not in names or len(it.args) != len(names):
+                    return None
+                it = it.args[names.index(head)].value
+            walked = dotted_name(unwrap_iter(it))
+            return walked if walked != "self" else None
         return None
 
     def _listed_models(self, arg: cst.BaseExpression | None, site: CallInfo) -> list[str] | None:
@@ -843,6 +858,9 @@ class Evaluation:
         if isinstance(arg, cst.Name):
             held = self.flow.value_of(arg.value, site.function, site.context.order)
             arg = held[0] if held is not None else None
+        if isinstance(arg, cst.IfExp):  # `[self.enc, self.enc_2] if self.enc is not None else [self.enc_2]`
+            both = [self._listed_models(branch, site) for branch in (arg.body, arg.orelse)]
+            return None if None in both else both[0] + both[1]
         if not isinstance(arg, (cst.List, cst.Tuple)):
             return None
         names = [dotted_name(e.value) for e in arg.elements if isinstance(e, cst.Element)]
