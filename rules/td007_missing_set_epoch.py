@@ -12,7 +12,8 @@ from torchdoctor.rule import Rule
 
 _EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
 _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
-_CHOSEN_CLASS = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b")  # `RandomSampler if rank == -1 else DistributedSampler`
+# `RandomSampler if rank == -1 else DistributedSampler`, DGL's `DataLoader(..., use_ddp=True)`: samplers made without a call of their own
+_CHOSEN_CLASS = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=")
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -124,11 +125,16 @@ class MissingSetEpoch(Rule):
         """What a `for` iterates: its iterable's origins, and for `log_every(loader, ...)`-style wrappers
         the origins of their arguments too."""
         found = flow.origins(expr, fn, order)
-        while isinstance(expr, cst.Call):  # enumerate(metric_logger.log_every(data_loader, 10, header))
-            for arg in expr.args:
+        calls = [expr]
+        while calls:  # enumerate(metric_logger.log_every(data_loader, 10, header)), zip(range(n), a, cycle(b))
+            call = calls.pop()
+            if not isinstance(call, cst.Call):
+                continue
+            for arg in call.args:
                 if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.Attribute)):
                     found += flow.origins(arg.value, fn, order)
-            expr = expr.args[0].value if expr.args else None
+                elif arg.keyword is None and isinstance(arg.value, cst.Call):
+                    calls.append(arg.value)
         return [o for o in found if o is not None]
 
     @staticmethod
@@ -161,6 +167,8 @@ class MissingSetEpoch(Rule):
         if iterated is None or depth > 6:
             return []
         info = iterated.facts.call_info(iterated.call)
+        if _ddp_loader(iterated.call):
+            return [iterated]  # DGL's `DataLoader(..., use_ddp=True, shuffle=True)` holds its own DistributedSampler
         if info is not None and (
             self._is_sampler(info) or self._chosen_sampler_class(ctx, iterated, info) or _epoch_seeded_sampler(ctx, iterated)
         ):
@@ -222,6 +230,16 @@ class MissingSetEpoch(Rule):
             if a.value is sampler and len(a.targets) == 1:
                 return a.targets[0]
         return None
+
+
+def _ddp_loader(call: cst.Call) -> bool:
+    """A loader that shards and shuffles by itself under DDP and takes `set_epoch` itself (DGL's
+    `DataLoader`/`GraphDataLoader(..., use_ddp=True, shuffle=True)`; DGL's default is no shuffle)."""
+    use_ddp, shuffle = keyword_arg(call, "use_ddp"), keyword_arg(call, "shuffle")
+    return (
+        use_ddp is not None and not (isinstance(use_ddp.value, cst.Name) and use_ddp.value.value == "False")
+        and shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False")
+    )
 
 
 def _epoch_seeded_sampler(ctx, made) -> bool:
