@@ -41,7 +41,7 @@ _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust|(^|_)ema(_|$)", re.I)
 _LAYER_CLASS = re.compile(
     r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
-    r"Bottleneck|Transformer|Residual|Upsample|Downsample)\d*$"
+    r"Bottleneck|Transformer|Residual|Upsample|Downsample)(\d+[dD]|\d*)$"
 )
 MODULE_BASES = {
     "torch.nn.Module",
@@ -401,8 +401,15 @@ class TrainingFacts:
             if here and values and all(self.constructs_module(v, depth + 1) for v in values):
                 return True  # `def _create_block(bt): return ResidualBlock(width, heads)` inside __init__
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
-            copied = (dotted_name(node.args[0].value) or "").rsplit(".", 1)[-1]
-            return bool(_LAYER_NAME.search(copied)) or self.constructs_module(node.args[0].value, depth + 1)
+            source = dotted_name(node.args[0].value) or ""
+            copied = source.rsplit(".", 1)[-1]
+            if _LAYER_NAME.search(copied) or self.constructs_module(node.args[0].value, depth + 1):
+                return True
+            # `[copy.deepcopy(self.encoder) for _ in range(n)]` after `self.encoder = Encoder(...)`
+            return source.startswith("self.") and depth < 2 and any(
+                a.targets == (source,) and a.value is not None and self.constructs_module(a.value, depth + 1)
+                for a in self.facts.assigns
+            )
         name = dotted_name(node.func)
         found = lookup_class(self.project, self.facts, name)
         if found is not None:
@@ -411,9 +418,10 @@ class TrainingFacts:
         last = (name or "").rsplit(".", 1)[-1]
         head = (name or "").split(".", 1)[0]
         qualified = self.facts.qualify(node.func) or ""
-        return (
-            head in self.facts.imports and bool(_LAYER_CLASS.search(last)) and last[:1].isupper()
-            and not _NOT_A_MODULE.match(qualified)
+        if head in self.facts.imports and _BUILDER_METHOD.match(last):
+            return True  # diffusers' `get_down_block(...)`: a library's block builder
+        return head in self.facts.imports and not _NOT_A_MODULE.match(qualified) and (
+            bool(_LAYER_CLASS.search(last)) and last[:1].isupper() or bool(_LIBRARY_MODULE.match(qualified))
         )
 
 
@@ -450,6 +458,7 @@ _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
     r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
     r"|detectron2\.modeling\.(meta_arch|backbone|roi_heads|proposal_generator)\.[\w.]*\.[A-Z]\w*$"
+    r"|diffusers\.([\w.]+\.)?ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
