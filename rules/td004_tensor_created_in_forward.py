@@ -7,7 +7,7 @@ import weakref
 
 import libcst as cst
 
-from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, is_test_file, keyword_arg, names_in, positional_args
+from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_file, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -249,11 +249,17 @@ class TensorCreatedInForward(Rule):
                 continue
             if _read_as_host_scalar(ctx.facts, fn, call.node, target):
                 continue
-            if target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target):
+            if (
+                target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target)
+                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
+            ):
                 continue
             if target is not None and uses.only_cpu_side(target, call.node):
                 continue
-            if carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier):
+            if (
+                carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier)
+                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier))
+            ):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
             if forward is None and target is not None and _moved_by_callers(ctx.facts, fn, target, self.scan_of):
                 continue
@@ -640,6 +646,19 @@ def _host_number(value, fn: FunctionInfo, depth: int = 0) -> bool:
     return False
 
 
+def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None) -> bool:
+    """Some move of the name can follow the factory: not only one in the other branch of its `if`
+    (diffusers' `if not torch.is_tensor(t): t = torch.tensor([t]) elif ...: t = t[None].to(dev)`)."""
+    made_info = facts.call_info(made)
+    if not moves or made_info is None:
+        return True
+    for move in moves:
+        info = facts.call_info(move)
+        if info is None or not exclusive_branches(made_info.context.branches, info.context.branches):
+            return True
+    return False
+
+
 def _scalar_index(element: cst.SubscriptElement) -> bool:
     """`[0]`, `[i]`: one position (a loop counter or an int), not a slice, mask or index tensor expression."""
     return isinstance(element.slice, cst.Index) and (
@@ -1010,6 +1029,7 @@ class _UseScan(cst.CSTVisitor):
         self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
+        self.move_calls: dict[str, list[cst.Call]] = {}  # name -> the `.to(...)`-style calls that move it
         self.indexing: set[int] = set()  # nodes used as a subscript index, or read back as numbers (`.item()`)
         self.targets: dict[int, str] = {}
         self.uses: dict[str, list[tuple[int, str]]] = {}  # name -> (when, how) for each read
@@ -1244,6 +1264,7 @@ class _UseScan(cst.CSTVisitor):
             for name in (dotted_name(moved), dotted_name(_shaping_chain(moved)[-1])):
                 if name:
                     self.moved_names.add(name)  # `offset.view(-1, 1).type_as(idx)`: offset is moved
+                    self.move_calls.setdefault(name, []).append(node)
             self.moved_names.update(n for n in _read_names(moved) if n in self._tracked)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy_":
             for arg in node.args:  # `self.inited.data.copy_(torch.Tensor([True]))`: copied onto the buffer's device
