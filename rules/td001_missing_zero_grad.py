@@ -53,7 +53,7 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx):
         training = ctx.training
-        if _ZERO_GRAD_AS_VALUE.search(ctx.facts.source):
+        if _ZERO_GRAD_AS_VALUE.search(ctx.facts.source) and _zero_grad_as_value(ctx.facts.module):
             return  # zero_grad handed around as a callback: resets we cannot place
         flagged: set[int] = set()
         for loop in ctx.facts.loops:
@@ -131,3 +131,21 @@ def _branches(facts, loop, node) -> tuple:
     if info is not None:
         return info.context.branches
     return next((a.context.branches for a in loop.assigns if a.node is node), ())
+
+
+def _zero_grad_as_value(module: cst.Module) -> bool:
+    """`hooks.append(opt.zero_grad)`, `closure=model.zero_grad`: the method itself passed on, in code
+    (not a help text linking to `torch.optim.Optimizer.zero_grad.html`)."""
+    called: set[int] = set()
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            called.add(id(node.func))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == "zero_grad" and id(node) not in called:
+                found.append(node)
+
+    module.visit(_Finder())
+    return bool(found)

@@ -115,6 +115,8 @@ class TrainingFacts:
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch.optim.") and last[:1].isupper() and "lr_scheduler" not in q:
             return True
+        if re.search(r"(optimi[sz]er|Optim)$", last):
+            return True  # `ScheduledOptim(Adam(...), d_model, warmup)`: a wrapper that steps and resets its optimizer
         return bool(re.search(r"optimi[sz]er", last, re.I)) and "sched" not in last.lower()
 
     @cached_property
@@ -195,13 +197,16 @@ class TrainingFacts:
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
 
-    def _collect(self, call, direct, site, events, subst, depth, seen) -> None:
+    def _collect(self, call, direct, site, events, subst, depth, seen, in_step: bool = False) -> None:
+        """`in_step`: inside the body of a call that is itself a step (`optim_schedule.step_and_update_lr()`),
+        whose wrapped `self._optimizer.step()` is the same step, not another; its resets still count."""
         kind = self.event_of(call)
-        if kind is not None:
+        if kind is not None and not (in_step and kind[0] == "step"):
             target = _substitute(kind[1], subst)
             events.append(Event(kind[0], target, call.node, direct, site))
         if depth <= 0:
             return
+        in_step = in_step or (kind is not None and kind[0] == "step")
         callees = []
         local = self.facts.resolve_function(call) or self._method_of_local_instance(call)
         if local is not None:
@@ -218,7 +223,7 @@ class TrainingFacts:
             for inner in fn.calls:
                 loop = inner.context.loop
                 inner_direct = direct and (loop is None or loop.parent is None and self._over_optimizers(loop))
-                self._collect(inner, inner_direct, site, events, binding, depth - 1, seen)
+                self._collect(inner, inner_direct, site, events, binding, depth - 1, seen, in_step)
             for a in fn.assigns:
                 if _resets_grad(a):
                     events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
