@@ -38,6 +38,8 @@ _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|opt
 # torch.nn.utils functions that hand back the module they are given, reparametrised
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
 # `ema_optimizer = WeightEMA(model, ema_model)` (MixMatch and its descendants) averages weights: no gradients.
+_PERTURBATION = re.compile(r"delta|eta|perturb|noise|adv|pgd", re.I)
+_TENSOR_FACTORY = re.compile(r"(zeros|ones|empty|full|rand|randn|randint|tensor)(_like)?$")
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust|(^|_)ema(_|$)", re.I)
 _LAYER_CLASS = re.compile(
     r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
@@ -172,12 +174,35 @@ class TrainingFacts:
         if m in ("zero_", "detach_", "requires_grad_") and call.receiver and (
             call.receiver.endswith(".grad") or call.receiver.endswith(".grad.data")
         ):
+            if self._made_by_factory(_base(call.receiver), fn):
+                return None  # `delta.grad.zero_()`: the gradient of an adversarial perturbation, not of the model
             return "reset", "<grad>"
         if m in ("clear_grad", "reset_grad", "zero_grads"):
             return "reset", "<grad>"
         if m in ("add_", "sub_") and call.receiver and _base(call.receiver) in _grad_owners(call.node.args):
             return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
+
+    def _made_by_factory(self, name: str, fn: FunctionInfo) -> bool:
+        """`delta = torch.zeros(b, 3, 32, 32).cuda()`: an adversarial perturbation the code makes itself,
+        in fn or at module level, not a parameter of a model. (By its name too: a textbook's hand-made
+        weights, `w1 = torch.randn(d, h, requires_grad=True)`, are trained with the same statements.)"""
+        if not _PERTURBATION.search(name):
+            return False
+        scopes = [fn] + ([self.facts.module_function] if not fn.is_module else [])
+        for scope in scopes:
+            for a in scope.assigns:
+                if a.targets != (name,) or not isinstance(a.value, cst.Call):
+                    continue
+                value = a.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not (
+                    self.facts.qualify(value.func) or ""
+                ).startswith("torch."):
+                    value = value.func.value  # `.cuda()`, `.uniform_(-eps, eps)`, `.requires_grad_()`
+                q = (self.facts.qualify(value.func) or "") if isinstance(value, cst.Call) else ""
+                if q.startswith("torch.") and _TENSOR_FACTORY.match(q.rsplit(".", 1)[-1]):
+                    return True
+        return False
 
     def loop_events(self, loop: LoopInfo, depth: int = 3) -> list[Event]:
         """Backward, step and reset events of one iteration of `loop`, following local helpers."""
@@ -193,7 +218,8 @@ class TrainingFacts:
         for a in loop.assigns:
             if _resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
-            elif _manual_update(a):
+            elif _manual_update(a) and not self._made_by_factory(_base(a.targets[0]), loop.function):
+                # (`delta.data = delta + eps * delta.grad.sign()` moves an attack's perturbation, not the model)
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
 
