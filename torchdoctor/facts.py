@@ -248,8 +248,13 @@ class FileFacts:
         self._calls_by_node: dict[int, CallInfo] = {}
         self.branches_at: dict[int, tuple[tuple[int, int], ...]] = {}  # order -> enclosing if-branches
         _FactsVisitor(self).walk(module)
+        # `import model` ... `model = model.RNNModel(...)`: inside functions, which run after the module
+        # body, the name is the variable, not the imported module
+        rebound = {t for a in self.module_function.assigns for t in a.targets if t in self.imports}
         for call in self.calls:
             self._calls_by_node[id(call.node)] = call
+            if rebound and call.qualname and not call.function.is_module and call.dotted.split(".", 1)[0] in rebound:
+                call.qualname = None
 
     # -- names -------------------------------------------------------------
     def qualify(self, node: cst.CSTNode | str | None) -> str | None:
