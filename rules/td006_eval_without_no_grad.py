@@ -55,7 +55,7 @@ class EvalWithoutNoGrad(Rule):
     def check(self, ctx):
         evaluation = ctx.evaluation
         for eval_pass in evaluation.passes:
-            if not eval_pass.by_name:
+            if not eval_pass.by_name or eval_pass.needs_grad:
                 continue
             serving = bool(_SERVING.search(eval_pass.function.name))
             for run in eval_pass.model_calls:

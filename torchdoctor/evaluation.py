@@ -90,6 +90,7 @@ class EvalPass:
     model_calls: tuple[ModelRun, ...]
     by_name: bool  # a validate/evaluate/... function, or one that evals its model and runs it per batch
     # (else a no_grad block over a loader, judged only for the mode)
+    needs_grad: bool = False  # an adversarial evaluation: backward to the input, no step; judged only for the mode
 
 
 def is_no_grad_name(name: str | None) -> bool:
@@ -160,8 +161,15 @@ class Evaluation:
             return []
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or (fn.name in LIGHTNING_HOOKS and fn.cls is not None) or _BN_STATISTICS.search(fn.name) or self._has_training(fn):
+            if fn.is_module or (fn.name in LIGHTNING_HOOKS and fn.cls is not None) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
+            attacked = False
+            if self._has_training(fn):
+                # `eval_adv_test_whitebox`: a PGD attack backpropagates to the input and steps nothing; the
+                # evaluation needs gradients, but still eval mode
+                attacked = bool(_EVAL_NAME.search(fn.name)) and not self._steps_anything(fn)
+                if not attacked:
+                    continue
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
             # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
@@ -170,7 +178,7 @@ class Evaluation:
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 if calls and not self._shared_with_training(fn):
                     # (not a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation)
-                    out.append(EvalPass(fn, calls, True))
+                    out.append(EvalPass(fn, calls, True, needs_grad=attacked))
         for fn in self.facts.functions:
             if any(p.function is fn for p in out):
                 continue
@@ -722,6 +730,16 @@ class Evaluation:
             if event is not None and event[0] in ("backward", "step"):
                 return True
             if call.qualname in ("torch.autograd.grad",) or call.method in ("requires_grad_", "grad"):
+                return True
+        return False
+
+    def _steps_anything(self, fn: FunctionInfo, depth: int = 2) -> bool:
+        """An optimizer step (or a call we cannot see into that is handed an optimizer) in fn or its helpers."""
+        for call in self._calls_with_helpers(fn, depth):
+            event = self.training.event_of(call)
+            if event is not None and event[0] == "step":
+                return True
+            if any(self.training.is_optimizer(dotted_name(a.value)) for a in call.node.args) and call.method != "zero_grad":
                 return True
         return False
 
