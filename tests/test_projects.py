@@ -17,7 +17,7 @@ PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
 def test_project_findings_match_markers(project):
     index = ProjectIndex()
-    for path in sorted(project.glob("*.py")):
+    for path in sorted(project.rglob("*.py")):
         source = path.read_text()
         rules = [rules_by_code()[c] for c in Config(root=project).rules_for(path)]
         result = lint_source(source, str(path), rules, index)

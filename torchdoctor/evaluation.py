@@ -739,7 +739,7 @@ class Evaluation:
             event = self.training.event_of(call)
             if event is not None and event[0] == "step":
                 return True
-            if any(self.training.is_optimizer(dotted_name(a.value)) for a in call.node.args) and call.method != "zero_grad":
+            if any(self.training.is_optimizer(dotted_name(a.value)) for a in call.node.args) and call.method not in ("zero_grad", "scale_loss"):
                 return True
         return False
 

@@ -79,7 +79,8 @@ class ProjectIndex:
             return _module_at(base, parts)
         parts = module.split(".")
         root = self.root_for(importer)
-        bases = [importer.parent, root, root / "src"]
+        # (`import _init_paths` / `init_paths` put a `lib/` folder on sys.path: detectron-era repositories)
+        bases = [importer.parent, root, root / "src", importer.parent / "lib", root / "lib"]
         if importer.parent != root and root in importer.parent.parents:
             bases.append(importer.parent.parent)  # `eval/metrics.py` that puts its parent folder on sys.path
         for base in bases:
