@@ -16,7 +16,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, MODULE_CHAIN, is_none
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, is_test_file, unwrap_iter, within
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, unwrap_iter, within
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
@@ -1040,8 +1040,10 @@ class Evaluation:
         return LintContext(facts, self.training.project).evaluation
 
     def _last_mode(self, fn: FunctionInfo, model: str, before: int) -> str | None:
-        """"eval" or "train": the last mode switch of `model` (or a parent) in fn before `before`, if any."""
-        last_eval = last_train = -1
+        """"eval" or "train": the mode the last switches of `model` (or a parent) in fn leave it in at
+        `before`, if any. Path by path: after `if warm_up: warmup(net1) else: train(net2, net1)` (the
+        helper evals its second model), net1 is training on the warm-up path, so the answer is "train"."""
+        events = []  # (order, mode, branches)
         for c in fn.calls:
             if c.context.order >= before or c.receiver is None:
                 continue
@@ -1049,24 +1051,47 @@ class Evaluation:
             if not any(within(model, r) or r == "self" for r in receivers):
                 continue
             if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
-                last_eval = max(last_eval, c.context.order)
+                events.append((c.context.order, "eval", c.context.branches))
             elif c.method == "train":
-                last_train = max(last_train, c.context.order)
+                events.append((c.context.order, "train", c.context.branches))
         for c in fn.calls:  # `with inference_context(model):` / `set_eval(model)`: a helper that calls eval()
             if c.context.order < before and self._helper_evals(c, model):
-                last_eval = max(last_eval, c.context.order)
+                events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
             covers = any(within(model, t) for t in a.targets)
             if a.context.order < before and covers and a.value is not None and self._made_in_eval_mode(a.value, fn):
-                last_eval = max(last_eval, a.context.order)
+                events.append((a.context.order, "eval", a.context.branches))
+        latest = max((e[0] for e in events), default=-1)
         for c in fn.calls:  # a helper that puts the model back into training mode
-            if max(last_eval, last_train) < c.context.order < before:
+            if c.context.order < before and (c.context.order > latest or c.context.branches):
                 callee = self.facts.resolve_function(c)
                 if callee is not None and self._helper_trains(callee, c, model):
-                    last_train = c.context.order
-        if last_eval < 0 and last_train < 0:
-            return None
-        return "eval" if last_eval > last_train else "train"
+                    events.append((c.context.order, "train", c.context.branches))
+        return _mode_on_every_path(events, self.facts.branches_at.get(before, ()))
+
+
+def _mode_on_every_path(events: list, use: tuple) -> str | None:
+    """The mode that `events` (order, mode, branches) leave at a place inside the branches `use`:
+    the last event's, unless it sits in a branch of an `if` the place is not in; then every branch of
+    that `if` is followed (and the path around it, when one branch has no event), and any path that
+    ends in "train" makes the answer "train"."""
+    events = [e for e in events if not exclusive_branches(e[2], use)]
+    if not events:
+        return None
+    last = max(events, key=lambda e: e[0])
+    open_branch = next((b for b in last[2] if b not in use), None)
+    if open_branch is None:
+        return last[1]
+    if_id = open_branch[0]
+    inside = [e for e in events if any(b[0] == if_id for b in e[2])]
+    indices = {b[1] for e in inside for b in e[2] if b[0] == if_id}
+    modes = {_mode_on_every_path([e for e in inside if (if_id, j) in e[2]], use + ((if_id, j),)) for j in indices}
+    if len(indices) < 2:  # the path that takes no branch with an event
+        first = min(e[0] for e in inside)
+        modes.add(_mode_on_every_path([e for e in events if e not in inside and e[0] < first], use))
+    if "train" in modes:
+        return "train"
+    return "eval" if "eval" in modes else None
 
 
 def _hugging_face_loader(qualified: str | None) -> bool:
