@@ -307,6 +307,10 @@ class Evaluation:
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted))
                 continue
+            unwrapped = _unwrap_call_model(c)
+            if unwrapped is not None and self.is_model_name(unwrapped):
+                runs.append(ModelRun(c, unwrapped))  # `accelerator.unwrap_model(model)(image)`
+                continue
             if self._runs_through_method(c):
                 # model.forward(x), model.encode(x), tacotron.infer(seq)
                 method = self._model_method(c)
@@ -405,7 +409,8 @@ class Evaluation:
             return method is None or not _sets_own_eval(method)
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
-        named = self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])
+        bare = receiver.removesuffix(".module")  # `model.module.inference(...)` of a DDP-wrapped model
+        named = self.is_model_name(bare) and _PLAIN_MODEL_NAME.search(bare.rsplit(".", 1)[-1])
         if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
@@ -1092,6 +1097,16 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     if "train" in modes:
         return "train"
     return "eval" if "eval" in modes else None
+
+
+def _unwrap_call_model(call: CallInfo) -> str | None:
+    """`model` in `accelerator.unwrap_model(model)(x)`: a model called through the call that unwraps it."""
+    inner = call.node.func
+    if not isinstance(inner, cst.Call) or not inner.args or inner.args[0].keyword is not None:
+        return None
+    if "unwrap" not in (dotted_name(inner.func) or "").rsplit(".", 1)[-1]:
+        return None
+    return dotted_name(inner.args[0].value)
 
 
 def _hugging_face_loader(qualified: str | None) -> bool:
