@@ -62,7 +62,7 @@ class MissingSetEpoch(Rule):
     triggers = ("DistributedSampler", "distributed", "sampler", "DDP", "rank", "world_size")
 
     def check(self, ctx):
-        facts, flow = ctx.facts, ctx.dataflow
+        facts = ctx.facts
         if is_test_file(facts.path):
             return  # (accelerate's test scripts run three seeded epochs on purpose to compare orders)
         if not any(self._is_sampler(c) for c in facts.calls) and not _CHOSEN_CLASS.search(facts.source) and (

@@ -702,3 +702,13 @@ class DataFlow:
             if forward is not None:
                 return self._flow_for(inst.facts).returns_kind(forward, depth + 1)
         return None
+
+
+_MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves a module's mode alone)
+
+
+def under_moves(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What `.to(device).float()` and the like are called on: `model` in `model.to(rank)`."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES_AND_CASTS:
+        node = node.func.value
+    return node

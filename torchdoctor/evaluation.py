@@ -15,9 +15,10 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchdoctor.dataflow import MODEL_WRAPPERS, MODULE_CHAIN, is_none
+from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, unwrap_iter, within
 from torchdoctor.project import lookup_class
+from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.training import OTHER_FRAMEWORKS
 
 _EVAL_NAME = re.compile(
@@ -44,7 +45,6 @@ _RUN_METHOD = re.compile(
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
-_HELPER_OBJECT = re.compile(r"(Transform|Transforms|Coder|Matcher|Sampler|Tokenizer|Scheduler|Meter|Logger|Config|Processor)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
@@ -67,9 +67,6 @@ _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
 _FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "full", "zeros_like", "ones_like", "randn_like", "rand_like"})
 _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
-_MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves the mode alone)
-# PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
-_PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", "LightGCN", "Node2Vec", "MetaPath2Vec"})
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
@@ -710,7 +707,7 @@ class Evaluation:
         for origin in self.flow.origins(expr, fn, order) if depth < 4 else [None]:
             if origin is None:
                 return []
-            built = _under_moves(origin.call)
+            built = under_moves(origin.call)
             q = (origin.facts.qualify(built.func) or "") if isinstance(built, cst.Call) else ""
             if not isinstance(built, cst.Call) or (q in MODEL_WRAPPERS and built.args):  # `model.to(rank)`, `DDP(model)`
                 inner = built if not isinstance(built, cst.Call) else built.args[0].value
@@ -919,7 +916,7 @@ class Evaluation:
             return value.value  # `parallel_model = model`: an alias
         if value is None:
             return None
-        moved = _under_moves(value)
+        moved = under_moves(value)
         if moved is not value and isinstance(moved, (cst.Name, cst.Attribute)):
             return dotted_name(moved)  # `parallel_model = model.cuda()`: the same module
         value = moved
@@ -985,7 +982,7 @@ class Evaluation:
             for a in m.assigns:  # `model.eval(); self.model = model.to(device)` in `__init__`: a frozen scorer
                 if a.targets != (model,) or judge._last_mode(m, model, 1 << 62) == "train":
                     continue
-                value = _under_moves(a.value)
+                value = under_moves(a.value)
                 if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
                     return True
         project = self.training.project
@@ -1115,33 +1112,6 @@ def _hugging_face_loader(qualified: str | None) -> bool:
     return qualified is None or qualified.split(".", 1)[0] in ("transformers", "diffusers", "peft")
 
 
-def _zero(value: cst.BaseExpression) -> bool:
-    return isinstance(value, (cst.Integer, cst.Float)) and float(value.value) == 0
-
-
-def _kept_on_self(method: FunctionInfo) -> set[int]:
-    """The calls whose result a method stores on `self` (`self.head = Head(...)` built lazily)."""
-    return {
-        id(_under_moves(a.value)) for a in method.assigns
-        if a.value is not None and any(t.startswith("self.") for t in a.targets)
-    }
-
-
-def _library_call(facts, node: cst.Call) -> bool:
-    """A call of something imported from outside torch (`Chem.MolFromSmiles`, `np.array`)."""
-    q = facts.qualify(node.func) or ""
-    return "." in q and not q.startswith("torch") and dotted_name(node.func) is not None and (
-        dotted_name(node.func).split(".", 1)[0] in facts.imports
-    )
-
-
-def _under_moves(node: cst.BaseExpression) -> cst.BaseExpression:
-    """What `.to(device).float()` and the like are called on: `model` in `model.to(rank)`."""
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES_AND_CASTS:
-        node = node.func.value
-    return node
-
-
 def _model_named(arg: cst.BaseExpression | None) -> str | None:
     """The model an argument names: `model`, or `model.module if isinstance(model, DDP) else model`
     (the wrapped model either way, whose mode is the wrapper's)."""
@@ -1235,154 +1205,3 @@ def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
 
 def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
-
-
-_MODE_LAYERS = {
-    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
-    "LazyBatchNorm3d", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer",
-    "TransformerEncoder", "TransformerDecoder",
-}
-_DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
-_MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
-                   "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
-
-
-class ModeLayers:
-    """Whether a model class contains anything that behaves differently in train and eval mode."""
-
-    def __init__(self, training, flow) -> None:
-        self.training = training
-        self.flow = flow
-        self._cache: dict[int, bool] = {}
-
-    def instance_has_mode_layers(self, inst) -> bool:
-        if inst.cls is not None:
-            return self.class_has_mode_layers(inst.facts, inst.cls)
-        if inst.sequential is not None:
-            if not inst.sequential.args:
-                return True  # `nn.Sequential()` filled later with add_module(...): contents unknown
-            return any(self._construction_has(inst.facts, a.value, None, 0) for a in inst.sequential.args)
-        if inst.qualname:
-            return self._torch_layer_has(inst.qualname, None)
-        return True
-
-    def class_has_mode_layers(self, facts, cls, depth: int = 0) -> bool:
-        key = id(cls.node)
-        if key in self._cache:
-            return self._cache[key]
-        self._cache[key] = True  # cycles and deep trees: assume yes
-        if depth > 6:
-            return True
-        answer = self._compute(facts, cls, depth)
-        self._cache[key] = answer
-        return answer
-
-    def _compute(self, facts, cls, depth) -> bool:
-        for base, written in zip(cls.bases, cls.written_bases):
-            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                continue
-            local = facts.classes.get(written)
-            if local is not None:
-                if self.class_has_mode_layers(facts, local, depth + 1):
-                    return True
-                continue
-            return True  # an unknown base class may hold anything
-        if self._runs_module_passed_in(cls):
-            return True
-        for method in cls.methods.values():
-            kept = _kept_on_self(method) if method.name != "__init__" else None
-            for call in method.calls:
-                if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
-                    continue  # `Chem.MolFromSmiles(s)` in `decode`: a library call, not a layer the module holds
-                if self._call_has(facts, call.node, method, depth):
-                    return True
-            if any(a.targets and "training" in a.targets[0] for a in method.assigns):
-                return True
-        code = facts.module.code_for_node(cls.node)
-        return "self.training" in code
-
-    def method_has_modes(self, facts, cls, method) -> bool:
-        """Whether one method of a module may act differently in eval mode: the class's mode layers
-        count, but `F.dropout(..., training=self.training)` only in the method that calls it (a
-        GNN's layer-wise `inference()` skips the dropout its `forward` applies)."""
-        for base in cls.bases:
-            if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                return self.class_has_mode_layers(facts, cls)
-        if self._runs_module_passed_in(cls):
-            return True
-        for m in cls.methods.values():
-            for call in m.calls:
-                if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
-                    continue
-                if self._call_has(facts, call.node, m, 0):
-                    return True
-        return method.node is not None and "self.training" in facts.module.code_for_node(method.node)
-
-    @staticmethod
-    def _runs_module_passed_in(cls) -> bool:
-        """`def __init__(self, model): self.model = model` ... `self.model(x)`: a wrapper whose
-        inner model is whatever the caller passed, so it may hold anything."""
-        init = cls.methods.get("__init__")
-        if init is None:
-            return False
-        stored = {
-            a.targets[0] for a in init.assigns
-            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
-            and a.value.value in init.params
-        }
-        return any(c.dotted in stored for m in cls.methods.values() for c in m.calls)
-
-    def _call_has(self, facts, node, fn, depth) -> bool:
-        found = lookup_class(self.training.project, facts, dotted_name(node.func))
-        if found is not None:
-            if not self.training.is_module_class(found[0], found[1]):
-                return False
-            return self.class_has_mode_layers(found[0], found[1], depth + 1)
-        q = facts.qualify(node.func)
-        if q is not None:
-            if q in _MODE_FUNCTIONS:
-                return True
-            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-                return self._torch_layer_has(q, node)
-            if q.startswith("torch."):
-                return False
-            if q.startswith("diffusers.") and q.split(".")[-1][:1].isupper() or q.endswith((".from_pretrained", ".from_config")) and q.startswith("diffusers."):
-                # diffusers' models have no BatchNorm and default to dropout 0.0: only a `dropout=` given says otherwise
-                return any(a.keyword is not None and a.keyword.value == "dropout" and not _zero(a.value) for a in node.args)
-            if q.startswith("torch_geometric.nn.") and (q.endswith("Conv") or q.rsplit(".", 1)[-1] in _PYG_BASIC_GNNS):
-                # PyG's message-passing layers and basic GNNs (dropout 0.0 and no norm by default) hold no mode
-                # layer unless given a `dropout=`/`norm=` or an inner network (`GINConv(Sequential(..., BatchNorm1d))`)
-                return any(a.keyword is not None and a.keyword.value in ("dropout", "norm") for a in node.args) or any(
-                    self._construction_has(facts, a.value, fn, depth + 1) for a in node.args
-                )
-            return self._unknown_constructor(q)
-        name = dotted_name(node.func)
-        if name is None or "." in name:
-            return False  # method calls on tensors and submodules
-        local = facts.resolve_callee(node.func, fn)
-        if local is not None:
-            return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
-        if name in facts.imported:
-            return self._unknown_constructor(name)
-        return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
-
-    def _construction_has(self, facts, node, fn, depth) -> bool:
-        return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
-
-    @staticmethod
-    def _torch_layer_has(q: str, node) -> bool:
-        last = q.rsplit(".", 1)[-1]
-        if last in _MODE_LAYERS:
-            return True
-        if last in _DROPOUT_IF_GIVEN and node is not None:
-            return any(a.keyword is not None and a.keyword.value == "dropout" for a in node.args)
-        return False
-
-    @staticmethod
-    def _unknown_constructor(q: str) -> bool:
-        """A class or factory from another library (torchvision, timm, ...): it may hold anything."""
-        last = q.rsplit(".", 1)[-1]
-        if _HELPER_OBJECT.search(last):
-            return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
-        return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()

@@ -1,0 +1,189 @@
+"""Whether a model can act differently in train and eval mode.
+
+A model whose class holds no Dropout, BatchNorm or `self.training` use computes the same in either
+mode, so a missing `model.eval()` changes nothing (TD005 stays silent). Library models are judged
+by what their constructors are given where the library declares it (PyG's and diffusers' `dropout=`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchdoctor.dataflow import under_moves
+from torchdoctor.facts import FunctionInfo, dotted_name
+from torchdoctor.project import lookup_class
+
+# PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
+PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", "LightGCN", "Node2Vec", "MetaPath2Vec"})
+_HELPER_OBJECT = re.compile(r"(Transform|Transforms|Coder|Matcher|Sampler|Tokenizer|Scheduler|Meter|Logger|Config|Processor)$")
+_MODE_LAYERS = {
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer",
+    "TransformerEncoder", "TransformerDecoder",
+}
+_DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
+_MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
+                   "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
+
+
+class ModeLayers:
+    """Whether a model class contains anything that behaves differently in train and eval mode."""
+
+    def __init__(self, training, flow) -> None:
+        self.training = training
+        self.flow = flow
+        self._cache: dict[int, bool] = {}
+
+    def instance_has_mode_layers(self, inst) -> bool:
+        if inst.cls is not None:
+            return self.class_has_mode_layers(inst.facts, inst.cls)
+        if inst.sequential is not None:
+            if not inst.sequential.args:
+                return True  # `nn.Sequential()` filled later with add_module(...): contents unknown
+            return any(self._construction_has(inst.facts, a.value, None, 0) for a in inst.sequential.args)
+        if inst.qualname:
+            return self._torch_layer_has(inst.qualname, None)
+        return True
+
+    def class_has_mode_layers(self, facts, cls, depth: int = 0) -> bool:
+        key = id(cls.node)
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = True  # cycles and deep trees: assume yes
+        if depth > 6:
+            return True
+        answer = self._compute(facts, cls, depth)
+        self._cache[key] = answer
+        return answer
+
+    def _compute(self, facts, cls, depth) -> bool:
+        for base, written in zip(cls.bases, cls.written_bases):
+            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                continue
+            local = facts.classes.get(written)
+            if local is not None:
+                if self.class_has_mode_layers(facts, local, depth + 1):
+                    return True
+                continue
+            return True  # an unknown base class may hold anything
+        if self._runs_module_passed_in(cls):
+            return True
+        for method in cls.methods.values():
+            kept = _kept_on_self(method) if method.name != "__init__" else None
+            for call in method.calls:
+                if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
+                    continue  # `Chem.MolFromSmiles(s)` in `decode`: a library call, not a layer the module holds
+                if self._call_has(facts, call.node, method, depth):
+                    return True
+            if any(a.targets and "training" in a.targets[0] for a in method.assigns):
+                return True
+        code = facts.module.code_for_node(cls.node)
+        return "self.training" in code
+
+    def method_has_modes(self, facts, cls, method) -> bool:
+        """Whether one method of a module may act differently in eval mode: the class's mode layers
+        count, but `F.dropout(..., training=self.training)` only in the method that calls it (a
+        GNN's layer-wise `inference()` skips the dropout its `forward` applies)."""
+        for base in cls.bases:
+            if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return self.class_has_mode_layers(facts, cls)
+        if self._runs_module_passed_in(cls):
+            return True
+        for m in cls.methods.values():
+            for call in m.calls:
+                if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
+                    continue
+                if self._call_has(facts, call.node, m, 0):
+                    return True
+        return method.node is not None and "self.training" in facts.module.code_for_node(method.node)
+
+    @staticmethod
+    def _runs_module_passed_in(cls) -> bool:
+        """`def __init__(self, model): self.model = model` ... `self.model(x)`: a wrapper whose
+        inner model is whatever the caller passed, so it may hold anything."""
+        init = cls.methods.get("__init__")
+        if init is None:
+            return False
+        stored = {
+            a.targets[0] for a in init.assigns
+            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
+            and a.value.value in init.params
+        }
+        return any(c.dotted in stored for m in cls.methods.values() for c in m.calls)
+
+    def _call_has(self, facts, node, fn, depth) -> bool:
+        found = lookup_class(self.training.project, facts, dotted_name(node.func))
+        if found is not None:
+            if not self.training.is_module_class(found[0], found[1]):
+                return False
+            return self.class_has_mode_layers(found[0], found[1], depth + 1)
+        q = facts.qualify(node.func)
+        if q is not None:
+            if q in _MODE_FUNCTIONS:
+                return True
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                return self._torch_layer_has(q, node)
+            if q.startswith("torch."):
+                return False
+            if q.startswith("diffusers.") and q.split(".")[-1][:1].isupper() or q.endswith((".from_pretrained", ".from_config")) and q.startswith("diffusers."):
+                # diffusers' models have no BatchNorm and default to dropout 0.0: only a `dropout=` given says otherwise
+                return any(a.keyword is not None and a.keyword.value == "dropout" and not _zero(a.value) for a in node.args)
+            if q.startswith("torch_geometric.nn.") and (q.endswith("Conv") or q.rsplit(".", 1)[-1] in PYG_BASIC_GNNS):
+                # PyG's message-passing layers and basic GNNs (dropout 0.0 and no norm by default) hold no mode
+                # layer unless given a `dropout=`/`norm=` or an inner network (`GINConv(Sequential(..., BatchNorm1d))`)
+                return any(a.keyword is not None and a.keyword.value in ("dropout", "norm") for a in node.args) or any(
+                    self._construction_has(facts, a.value, fn, depth + 1) for a in node.args
+                )
+            return self._unknown_constructor(q)
+        name = dotted_name(node.func)
+        if name is None or "." in name:
+            return False  # method calls on tensors and submodules
+        local = facts.resolve_callee(node.func, fn)
+        if local is not None:
+            return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
+        if name in facts.imported:
+            return self._unknown_constructor(name)
+        return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+
+    def _construction_has(self, facts, node, fn, depth) -> bool:
+        return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
+
+    @staticmethod
+    def _torch_layer_has(q: str, node) -> bool:
+        last = q.rsplit(".", 1)[-1]
+        if last in _MODE_LAYERS:
+            return True
+        if last in _DROPOUT_IF_GIVEN and node is not None:
+            return any(a.keyword is not None and a.keyword.value == "dropout" for a in node.args)
+        return False
+
+    @staticmethod
+    def _unknown_constructor(q: str) -> bool:
+        """A class or factory from another library (torchvision, timm, ...): it may hold anything."""
+        last = q.rsplit(".", 1)[-1]
+        if _HELPER_OBJECT.search(last):
+            return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
+        return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _zero(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.Integer, cst.Float)) and float(value.value) == 0
+
+
+def _kept_on_self(method: FunctionInfo) -> set[int]:
+    """The calls whose result a method stores on `self` (`self.head = Head(...)` built lazily)."""
+    return {
+        id(under_moves(a.value)) for a in method.assigns
+        if a.value is not None and any(t.startswith("self.") for t in a.targets)
+    }
+
+
+def _library_call(facts, node: cst.Call) -> bool:
+    """A call of something imported from outside torch (`Chem.MolFromSmiles`, `np.array`)."""
+    q = facts.qualify(node.func) or ""
+    return "." in q and not q.startswith("torch") and dotted_name(node.func) is not None and (
+        dotted_name(node.func).split(".", 1)[0] in facts.imports
+    )
