@@ -6,6 +6,8 @@ none, and libcst's position provider walks the whole tree.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import re
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -55,11 +57,12 @@ def lint_source(
         project.consulted.clear()
     ctx = LintContext(facts, project)
     reports: list[tuple[type[Rule], Report]] = []
-    for rule in active:
-        try:
-            reports.extend((rule, r) for r in rule().check(ctx) or ())
-        except Exception as exc:  # one broken rule must not stop the run
-            result.internal_errors.append(f"{path}: internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}")
+    with project.lending(facts) if project is not None else nullcontext():
+        for rule in active:
+            try:
+                reports.extend((rule, r) for r in rule().check(ctx) or ())
+            except Exception as exc:  # one broken rule must not stop the run
+                result.internal_errors.append(f"{path}: internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}")
     if project is not None:
         result.dependencies = {str(p): h for p, h in project.consulted.items() if str(p) != str(Path(path).resolve())}
     if reports:

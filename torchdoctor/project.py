@@ -11,6 +11,7 @@ invalidated when one of them changes.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,27 @@ class ProjectIndex:
         if facts is not None:
             self.consulted[path] = content_hash(facts.source)
         return facts
+
+    @contextmanager
+    def lending(self, facts: FileFacts):
+        """While `facts` is linted, the project answers for its path with this very object: every
+        lookup that comes back to the file (a worker handed to `mp.spawn`, a caller search) then sees
+        the same functions, whichever files this process read before. The cached entry is restored
+        after (the linted text may differ from the file on disk: a fix, a seeded mutation)."""
+        if facts.path == "<string>":
+            yield
+            return
+        path = Path(facts.path).resolve()
+        missing = object()
+        previous = self._facts.get(path, missing)
+        self._facts[path] = facts
+        try:
+            yield
+        finally:
+            if previous is missing:
+                del self._facts[path]
+            else:
+                self._facts[path] = previous
 
     def module_facts(self, importer: Path, module: str) -> FileFacts | None:
         """The parsed facts of `module` as imported from `importer`, if it is a file of the project."""
