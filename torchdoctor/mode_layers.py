@@ -121,6 +121,9 @@ class ModeLayers:
                 return False
             return self.class_has_mode_layers(found[0], found[1], depth + 1)
         q = facts.qualify(node.func)
+        if q == "functools.partial" and node.args and depth < 6:
+            # `gat_layer = partial(HardGAO, k=k)`: the layers it will build are the class's
+            return self._call_has(facts, cst.Call(func=node.args[0].value), fn, depth + 1)
         if q is not None:
             if q in _MODE_FUNCTIONS:
                 return True
