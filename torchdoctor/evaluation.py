@@ -30,6 +30,12 @@ _EVAL_NAME = re.compile(
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
     re.I,
 )
+# `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not its path or config)
+_ROLE_MODEL_NAME = re.compile(
+    r"^(model|net)_(?!(path|paths|name|names|dir|config|cfg|conf|args|kwargs|type|types|file|files|url|id|fn|func|"
+    r"factory|builder|class|cls|params|parameters|state|state_dict|dict|info|str|version|size|dim|arch|key|keys|"
+    r"list|output|outputs|out|pred|preds|opt|optimizer|loss)$)[a-z0-9_]+$"
+)
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
@@ -114,7 +120,7 @@ class Evaluation:
         last = parts[-1]
         if len(parts) > 2 or _ACCESSOR.match(last):
             return False  # `self.service.show_available_models()`, `get_model()`: a method, not a model
-        return bool(MODEL_NAME.search(last)) and not METRIC_NAME.search(last)
+        return bool(MODEL_NAME.search(last) or _ROLE_MODEL_NAME.match(last)) and not METRIC_NAME.search(last)
 
     def is_model_call(self, call: CallInfo) -> bool:
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
