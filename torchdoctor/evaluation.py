@@ -10,6 +10,7 @@ loops over a validation/test loader. Callers count: `model.eval()` and
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -336,6 +337,10 @@ class Evaluation:
                 handed = self._model_handed_to_runner(c)
                 if handed is not None:  # fairseq's `criterion(model, sample)`, `generator.generate(models, sample)`
                     runs.append(ModelRun(c, handed))
+                elif depth == 0:
+                    elsewhere = self._run_by_helper_elsewhere(c)
+                    if elsewhere is not None:  # `greedy_generate(model, tokenizer, ids)` from the project's utils
+                        runs.append(elsewhere)
                 continue
             if helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
@@ -376,6 +381,21 @@ class Evaluation:
             model = dotted_name(arg.value)
             if model and (self.is_model_name(model) or model.rsplit(".", 1)[-1] == "models"):
                 return model
+        return None
+
+    def _run_by_helper_elsewhere(self, call: CallInfo) -> ModelRun | None:
+        """A plain function from another file of the project that calls the model it is handed."""
+        models = [a for a in call.node.args if self.is_model_name(dotted_name(a.value))]
+        if not models or call.dotted is None or call.dotted.count(".") > 1:
+            return None
+        found = self._project_function(call.node.func)
+        if found is None or not self._leaves_modes_to_caller(found[1]):
+            return None
+        helper = found[1]
+        for arg in models:
+            param = self._param_bound_to(helper, call, arg)
+            if param and any(inner.dotted == param for inner in helper.calls):
+                return ModelRun(call, dotted_name(arg.value), grad_off_inside=self._sets_grad_mode(helper))
         return None
 
     def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo) -> str | None:
@@ -491,6 +511,12 @@ class Evaluation:
             found = project.resolve_imported(self.facts, name)
             return found if found is not None and isinstance(found[1], FunctionInfo) else None
         owner, method = name.split(".")
+        imported = self.facts.imported.get(owner)
+        if imported is not None and imported.name is None and self.facts.path != "<string>":
+            # `import auxiliaries as aux` ... `aux.eval_metrics_one_dataset(model, loader)`
+            other = project.module_facts(Path(self.facts.path), imported.module)
+            function = other.toplevel_functions.get(method) if other is not None else None
+            return (other, function) if function is not None else None
         found = lookup_class(project, self.facts, owner)
         if found is None or method not in found[1].methods:
             return None
