@@ -489,7 +489,7 @@ _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
     r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
     r"|detectron2\.modeling\.(meta_arch|backbone|roi_heads|proposal_generator)\.[\w.]*\.[A-Z]\w*$"
-    r"|diffusers\.([\w.]+\.)?ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
+    r"|diffusers\.([\w.]+\.)?\w*ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
