@@ -361,8 +361,9 @@ class Evaluation:
                 if not param:
                     continue
                 if any(inner.dotted == param for inner in helper.calls):
+                    # every model the helper runs: `pgd_blackbox(model_target, model_source, X, y)`
                     runs.append(ModelRun(c, name, grad_off_inside=self._sets_grad_mode(helper)))
-                    break
+                    continue
                 handed_on = [r for r in self.model_runs(helper, depth + 1) if r.model == param] if depth < 2 else []
                 if handed_on:  # test() -> scale_process(model, ...) -> net_process(model, ...)
                     off = self._sets_grad_mode(helper) or all(r.grad_off_inside for r in handed_on)
