@@ -622,6 +622,9 @@ class DataFlow:
                     return made.pop()
             name = q or dotted_name(expr.func)
             return Instance(self.facts, factory=name) if is_model_factory(name) else None
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("module", "_orig_mod"):
+            # `model.module` of `DDP(net)` / `torch.compile(net)`: what the wrapper holds, as the wrapper's own instance says
+            return self.instance_of(expr.value, fn, order, depth + 1)
         name = dotted_name(expr)
         if name is None:
             return None
