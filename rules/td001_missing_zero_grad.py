@@ -113,10 +113,10 @@ class MissingZeroGrad(Rule):
         models = training.optimizer_models.get(optimizer)
         if not models:
             return bool(others)  # cannot tell which model it optimizes: any model reset may be it
-        if any(_covers(others, m) for m in models):
-            return True
-        # infoGAN: `Adam(chain(G.parameters(), D.parameters()))` is reset by the G and D optimizers' own resets;
-        # not by a sparse optimizer's reset of two embedding tables inside the model (DGL's GATNE)
+        # Every model the optimizer steps must be reset: both CycleGAN generators of one `Adam(chain(G_ab, G_ba))`
+        # (SPGAN resetting one of them left the other's gradients to pile up), by their own `zero_grad()` or by
+        # other optimizers that own them whole (infoGAN); not by a sparse optimizer's reset of two embedding
+        # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
 
