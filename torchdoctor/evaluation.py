@@ -31,8 +31,10 @@ _EVAL_NAME = re.compile(
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
     re.I,
 )
-# `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not its path or config)
-_ROLE_MODEL_NAME = re.compile(
+# `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not
+# `model_transform`, `model_registry`, pydantic's `model_dump`)
+_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp)$")
+MODEL_NAME = re.compile(
     r"^(model|net)_(?!(path|paths|name|names|dir|config|cfg|conf|args|kwargs|type|types|file|files|url|id|fn|func|"
     r"factory|builder|class|cls|params|parameters|state|state_dict|dict|info|str|version|size|dim|arch|key|keys|"
     r"list|output|outputs|out|pred|preds|opt|optimizer|loss)$)[a-z0-9_]+$"
@@ -385,7 +387,8 @@ class Evaluation:
         return None
 
     def _run_by_helper_elsewhere(self, call: CallInfo) -> ModelRun | None:
-        """A plain function from another file of the project that calls the model it is handed."""
+        """A plain function from another file of the project that calls the model it is handed
+        (for TD006: gradients on or off)."""
         models = [a for a in call.node.args if self.is_model_name(dotted_name(a.value))]
         if not models or call.dotted is None or call.dotted.count(".") > 1:
             return None
@@ -396,7 +399,9 @@ class Evaluation:
         for arg in models:
             param = self._param_bound_to(helper, call, arg)
             if param and any(inner.dotted == param for inner in helper.calls):
-                return ModelRun(call, dotted_name(arg.value), grad_off_inside=self._sets_grad_mode(helper))
+                # judged for gradients only: how models reach helpers of other files (torchtitan's validator
+                # hands pretrained encoders to `preprocess_data`) says too little about their mode
+                return ModelRun(call, dotted_name(arg.value), has_modes=False, grad_off_inside=self._sets_grad_mode(helper))
         return None
 
     def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo) -> str | None:
