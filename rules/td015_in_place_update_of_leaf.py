@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from torchdoctor.evaluation import is_no_grad_name
 from torchdoctor.rule import Rule
 

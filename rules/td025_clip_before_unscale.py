@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import dotted_name, positional_args
+from torchdoctor.facts import dotted_name
 from torchdoctor.rule import Rule
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_", "torch.nn.utils.clip_grad.clip_grad_norm_"}
