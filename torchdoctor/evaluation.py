@@ -35,11 +35,6 @@ _EVAL_NAME = re.compile(
 # `model_transform`, `model_registry`, pydantic's `model_dump`)
 _ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp)$")
 MODEL_NAME = re.compile(
-    r"^(model|net)_(?!(path|paths|name|names|dir|config|cfg|conf|args|kwargs|type|types|file|files|url|id|fn|func|"
-    r"factory|builder|class|cls|params|parameters|state|state_dict|dict|info|str|version|size|dim|arch|key|keys|"
-    r"list|output|outputs|out|pred|preds|opt|optimizer|loss)$)[a-z0-9_]+$"
-)
-MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
     re.I,
