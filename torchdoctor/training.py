@@ -38,7 +38,8 @@ _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|opt
 # torch.nn.utils functions that hand back the module they are given, reparametrised
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
 # `ema_optimizer = WeightEMA(model, ema_model)` (MixMatch and its descendants) averages weights: no gradients.
-_PERTURBATION = re.compile(r"delta|eta|perturb|noise|adv|pgd", re.I)
+# `delta`, `x_adv`, `pgd_delta`, `noise`; not `theta` or `beta` (hand-made weights)
+_PERTURBATION = re.compile(r"(^|_)(delta|eta|perturb\w*|perturbation|noise|adv|pgd)(_|\d|$)", re.I)
 _TENSOR_FACTORY = re.compile(r"(zeros|ones|empty|full|rand|randn|randint|tensor)(_like)?$")
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust|(^|_)ema(_|$)", re.I)
 _LAYER_CLASS = re.compile(
