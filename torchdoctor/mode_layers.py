@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.dataflow import under_moves
+from torchdoctor.dataflow import DataFlow, under_moves
 from torchdoctor.facts import FunctionInfo, dotted_name
 from torchdoctor.project import lookup_class
 
@@ -69,15 +69,11 @@ class ModeLayers:
                     return True
                 continue
             return True  # an unknown base class may hold anything
-        if self._runs_module_passed_in(cls):
+        if self._runs_module_passed_in(cls) and not self._handed_only_mode_free(facts, cls, depth):
             return True
         for method in cls.methods.values():
-            kept = _kept_on_self(method) if method.name != "__init__" else None
-            for call in method.calls:
-                if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
-                    continue  # `Chem.MolFromSmiles(s)` in `decode`: a library call, not a layer the module holds
-                if self._call_has(facts, call.node, method, depth):
-                    return True
+            if any(self._call_has(facts, call.node, method, depth) for call in _layer_calls(facts, method)):
+                return True
             if any(a.targets and "training" in a.targets[0] for a in method.assigns):
                 return True
         code = facts.module.code_for_node(cls.node)
@@ -90,10 +86,10 @@ class ModeLayers:
         for base in cls.bases:
             if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 return self.class_has_mode_layers(facts, cls)
-        if self._runs_module_passed_in(cls):
+        if self._runs_module_passed_in(cls) and not self._handed_only_mode_free(facts, cls, 0):
             return True
         for m in cls.methods.values():
-            for call in m.calls:
+            for call in _layer_calls(facts, m):
                 if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
                     continue
                 if self._call_has(facts, call.node, m, 0):
@@ -113,6 +109,51 @@ class ModeLayers:
             and a.value.value in init.params
         }
         return any(c.dotted in stored for m in cls.methods.values() for c in m.calls)
+
+    def _handed_only_mode_free(self, facts, cls, depth: int) -> bool:
+        """Every construction of the wrapper in the project hands it modules we can see are mode-free:
+        DGL's JT-VAE builds `DGLJTNNEncoder(vocab, hidden, self.embedding)` after
+        `self.embedding = nn.Embedding(...)`. Unknown when some construction cannot be read."""
+        init = cls.methods.get("__init__")
+        project = self.training.project
+        if init is None or project is None or depth > 3:
+            return False
+        called = {c.dotted for m in cls.methods.values() for c in m.calls}
+        passed = [  # the parameters stored on self and then called as modules (not `self.vocab = vocab`)
+            a.value.value for a in init.assigns
+            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
+            and a.value.value in init.params and a.targets[0] in called
+        ]
+        sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
+        sites += project.callers_elsewhere(facts, cls.name)
+        if not sites:
+            return False
+        for site_facts, site in sites:
+            flow = DataFlow(site_facts, project)
+            for param in passed:
+                arg = flow.argument_for(init, param, site)
+                made = self._construction_of(flow, site, arg)
+                if made is None or self._call_has(site_facts, made, site.function, depth + 1):
+                    return False
+        return True
+
+    @staticmethod
+    def _construction_of(flow, site, arg) -> cst.Call | None:
+        """The call that built what `arg` names at the construction site: itself, a local's value, or the
+        value a `self.` attribute of the site's class was given."""
+        if isinstance(arg, cst.Call):
+            return under_moves(arg) if isinstance(under_moves(arg), cst.Call) else None
+        name = dotted_name(arg) if arg is not None else None
+        if name is None:
+            return None
+        if name.startswith("self.") and site.function.cls is not None:
+            values = [
+                a.value for m in site.function.cls.methods.values() for a in m.assigns
+                if a.targets == (name,) and a.value is not None
+            ]
+            return values[0] if len(values) == 1 and isinstance(values[0], cst.Call) else None
+        held = flow.value_of(name, site.function, site.context.order)
+        return held[0] if held is not None and isinstance(held[0], cst.Call) else None
 
     def _call_has(self, facts, node, fn, depth) -> bool:
         found = lookup_class(self.training.project, facts, dotted_name(node.func))
@@ -170,6 +211,16 @@ class ModeLayers:
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _layer_calls(facts, method: FunctionInfo):
+    """The calls of a method that may build or run a layer: not library calls outside `__init__`
+    whose result is not kept on self (`Chem.MolFromSmiles(s)` in `decode`)."""
+    kept = _kept_on_self(method) if method.name != "__init__" else None
+    for call in method.calls:
+        if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
+            continue
+        yield call
 
 
 def _zero(value: cst.BaseExpression) -> bool:
