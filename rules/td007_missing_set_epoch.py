@@ -13,7 +13,7 @@ from torchdoctor.rule import Rule
 _EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
 _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 # `RandomSampler if rank == -1 else DistributedSampler`, DGL's `DataLoader(..., use_ddp=True)`: samplers made without a call of their own
-_CHOSEN_CLASS = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=")
+_SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=")
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -65,7 +65,7 @@ class MissingSetEpoch(Rule):
         facts = ctx.facts
         if is_test_file(facts.path):
             return  # (accelerate's test scripts run three seeded epochs on purpose to compare orders)
-        if not any(self._is_sampler(c) for c in facts.calls) and not _CHOSEN_CLASS.search(facts.source) and (
+        if not any(self._is_sampler(c) for c in facts.calls) and not _SAMPLER_WITHOUT_ITS_OWN_CALL.search(facts.source) and (
             ctx.project is None or "DistributedSampler" in facts.source
         ):
             return
@@ -209,7 +209,7 @@ class MissingSetEpoch(Rule):
         out = []
         for sampler in self._samplers_of(ctx, iterated):
             shuffle = keyword_arg(sampler.call, "shuffle")
-            if shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
+            if shuffle is not None and _is_false(shuffle):
                 continue  # nothing for set_epoch to change
             out.append(sampler.call)
         return out
@@ -241,10 +241,12 @@ def _ddp_loader(call: cst.Call) -> bool:
     if (dotted_name(call.func) or "").rsplit(".", 1)[-1] != "GraphDataLoader":
         return False
     use_ddp, shuffle = keyword_arg(call, "use_ddp"), keyword_arg(call, "shuffle")
-    return (
-        use_ddp is not None and not (isinstance(use_ddp.value, cst.Name) and use_ddp.value.value == "False")
-        and shuffle is not None and not (isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False")
-    )
+    return use_ddp is not None and not _is_false(use_ddp) and shuffle is not None and not _is_false(shuffle)
+
+
+def _is_false(arg) -> bool:
+    """`shuffle=False`: a keyword given the literal False."""
+    return isinstance(arg.value, cst.Name) and arg.value.value == "False"
 
 
 def _epoch_seeded_sampler(ctx, made) -> bool:

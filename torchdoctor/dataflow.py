@@ -155,7 +155,8 @@ class DataFlow:
         self._flows[id(facts)] = self
         self._origins_memo: dict[tuple[int, int, int], tuple] = {}  # key -> (expression, origins)
 
-    def _flow_for(self, facts: FileFacts) -> "DataFlow":
+    def flow_for(self, facts: FileFacts) -> "DataFlow":
+        """The dataflow of another file of the project (this one for this file's facts), made once per lint."""
         return self._flows.get(id(facts)) or DataFlow(facts, self.project, self._flows)
 
     # -- assignments -------------------------------------------------------------
@@ -557,7 +558,7 @@ class DataFlow:
             found = self.project.resolve_imported(self.facts, name) if name and "." not in name else None
             if found is None or not isinstance(found[1], FunctionInfo):
                 return None
-            flow, local = self._flow_for(found[0]), found[1]
+            flow, local = self.flow_for(found[0]), found[1]
         if local is None:
             return None
         return [(flow, r.value, local, at) for r, at in local.returns if r.value is not None]
@@ -591,7 +592,7 @@ class DataFlow:
 
     def flow_of(self, origin: Origin) -> "DataFlow":
         """The dataflow of the file an origin is in, to follow its arguments further."""
-        return self._flow_for(origin.facts)
+        return self.flow_for(origin.facts)
 
     # -- what an object is -------------------------------------------------------
     def instance_of(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int = 0) -> Instance | None:
@@ -688,7 +689,7 @@ class DataFlow:
         here = self.call_sites(fn)
         if here or self.project is None or fn.parent is None or not fn.parent.is_module:
             return [(self, site) for site in here]
-        return [(self._flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, fn.name)]
+        return [(self.flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, fn.name)]
 
     def instance_output_kind(self, inst: Instance, depth: int = 0) -> str | None:
         """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one."""
@@ -698,12 +699,12 @@ class DataFlow:
             args = [a.value for a in inst.sequential.args if a.keyword is None and not a.star]
             if args:
                 last = Instance(inst.facts, qualname=inst.facts.qualify(args[-1].func) if isinstance(args[-1], cst.Call) else None)
-                return self._flow_for(inst.facts).instance_output_kind(last, depth + 1)
+                return self.flow_for(inst.facts).instance_output_kind(last, depth + 1)
             return None
         if inst.cls is not None:
             forward = inst.facts.find_method(inst.cls, "forward")
             if forward is not None:
-                return self._flow_for(inst.facts).returns_kind(forward, depth + 1)
+                return self.flow_for(inst.facts).returns_kind(forward, depth + 1)
         return None
 
 

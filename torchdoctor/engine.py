@@ -6,9 +6,8 @@ none, and libcst's position provider walks the whole tree.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import re
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Iterable, Sequence
 

@@ -10,16 +10,16 @@ loops over a validation/test loader. Callers count: `model.eval()` and
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, unwrap_iter, within
-from torchdoctor.project import lookup_class
 from torchdoctor.mode_layers import ModeLayers
+from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
 
 _EVAL_NAME = re.compile(
@@ -343,11 +343,9 @@ class Evaluation:
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
-                inner = next(
-                    (r for r in self.model_runs(helper, depth + 1) if self._as_caller_sees(r, helper) is not None), None
-                )
+                named = ((r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1))
+                inner, model = next(((r, m) for r, m in named if m is not None), (None, None))
                 if inner is not None:
-                    model = self._as_caller_sees(inner, helper)
                     runs.append(ModelRun(c, model, inner.has_modes, inner.grad_off_inside or self._sets_grad_mode(helper)))
                     continue
             for arg in c.node.args:
@@ -357,7 +355,7 @@ class Evaluation:
                 param = self._param_bound_to(helper, c, arg)
                 if not param:
                     continue
-                if any(inner.dotted == param for inner in helper.calls):
+                if _calls_param(helper, param):
                     # every model the helper runs: `pgd_blackbox(model_target, model_source, X, y)`
                     runs.append(ModelRun(c, name, grad_off_inside=self._sets_grad_mode(helper)))
                     continue
@@ -393,7 +391,7 @@ class Evaluation:
         helper = found[1]
         for arg in models:
             param = self._param_bound_to(helper, call, arg)
-            if param and any(inner.dotted == param for inner in helper.calls):
+            if param and _calls_param(helper, param):
                 # judged for gradients only: how models reach helpers of other files (torchtitan's validator
                 # hands pretrained encoders to `preprocess_data`) says too little about their mode
                 return ModelRun(call, dotted_name(arg.value), has_modes=False, grad_off_inside=self._sets_grad_mode(helper))
@@ -404,7 +402,7 @@ class Evaluation:
         the enclosing function, or `self.net` behind the helper's `net = self.net`. None for the
         helper's parameter or its own local (`for text_encoder in [self.enc, self.enc_2]`), which mean
         nothing to the caller."""
-        head, rest = run.model.split(".", 1)[0], run.model[len(run.model.split(".", 1)[0]):]
+        head, dot, tail = run.model.partition(".")
         if head == "self":
             return run.model
         if head in helper.params or any(head in loop.targets for loop in helper.loops):
@@ -413,7 +411,7 @@ class Evaluation:
             return run.model
         held = self.flow.value_of(head, helper, run.call.context.order)
         name = dotted_name(held[0]) if held is not None else None
-        return name + rest if name and name.startswith("self.") else None
+        return name + dot + tail if name and name.startswith("self.") else None
 
     def _runs_through_method(self, call: CallInfo, generating: bool = False) -> bool:
         """`model.encode(x)`, `tacotron2_model.infer(seq)`: a model method that computes with the
@@ -851,16 +849,11 @@ class Evaluation:
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
         walked = self._walked_by(fn, head)
-        if walked is not None and walked in fn.params:  # `for text_encoder in text_encoders:` over a parameter: every model the callers list
-            lists = [(s, self._listed_models(self.flow.argument_for(fn, walked, s), s)) for s in self.flow.call_sites(fn)]
+        if walked is not None:  # `for text_encoder in text_encoders:` every model the list holds
+            lists = self._lists_walked(fn, walked, call)
             if not lists or any(models is None for _, models in lists):
-                return True  # no caller, or one passing a list we cannot read: no claim is made
+                return True  # no caller, or a list we cannot read: no claim is made
             return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
-        if walked is not None:  # `for text_encoder in [self.text_encoder, self.text_encoder_2]`, through a local list
-            models = self._listed_models(cst.Name(walked), call) if walked.isidentifier() else None
-            if models is None:
-                return True
-            return all(self.eval_mode_set_before(m + model[len(head):], call, depth + 1) for m in models)
         sites = self.flow.call_sites(fn)
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
@@ -904,6 +897,13 @@ class Evaluation:
             walked = dotted_name(unwrap_iter(it))
             return walked if walked != "self" else None
         return None
+
+    def _lists_walked(self, fn: FunctionInfo, walked: str, call: CallInfo) -> list:
+        """(place, model names) for the list a loop walks: each caller's argument when it is a
+        parameter, else the local list (`[self.text_encoder, self.text_encoder_2]`) at `call`."""
+        if walked in fn.params:
+            return [(s, self._listed_models(self.flow.argument_for(fn, walked, s), s)) for s in self.flow.call_sites(fn)]
+        return [(call, self._listed_models(cst.Name(walked), call) if walked.isidentifier() else None)]
 
     def _listed_models(self, arg: cst.BaseExpression | None, site: CallInfo) -> list[str] | None:
         """The model names in a list a caller passes: `[text_encoder_one, text_encoder_two]`, directly or
@@ -1127,6 +1127,11 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     if "train" in modes:
         return "train"
     return "eval" if "eval" in modes else None
+
+
+def _calls_param(helper: FunctionInfo, param: str) -> bool:
+    """The helper runs what arrives as `param`: `def greedy_generate(model, ...): model(ids)`."""
+    return any(inner.dotted == param for inner in helper.calls)
 
 
 def _unwrap_call_model(call: CallInfo) -> str | None:

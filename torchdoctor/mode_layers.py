@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.dataflow import DataFlow, under_moves
+from torchdoctor.dataflow import under_moves
 from torchdoctor.facts import FunctionInfo, dotted_name
 from torchdoctor.project import lookup_class
 
@@ -69,7 +69,7 @@ class ModeLayers:
                     return True
                 continue
             return True  # an unknown base class may hold anything
-        if self._runs_module_passed_in(cls) and not self._handed_only_mode_free(facts, cls, depth):
+        if self._wraps_unknown_module(facts, cls, depth):
             return True
         for method in cls.methods.values():
             if any(self._call_has(facts, call.node, method, depth) for call in _layer_calls(facts, method)):
@@ -86,7 +86,7 @@ class ModeLayers:
         for base in cls.bases:
             if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 return self.class_has_mode_layers(facts, cls)
-        if self._runs_module_passed_in(cls) and not self._handed_only_mode_free(facts, cls, 0):
+        if self._wraps_unknown_module(facts, cls, 0):
             return True
         for m in cls.methods.values():
             for call in _layer_calls(facts, m):
@@ -100,15 +100,11 @@ class ModeLayers:
     def _runs_module_passed_in(cls) -> bool:
         """`def __init__(self, model): self.model = model` ... `self.model(x)`: a wrapper whose
         inner model is whatever the caller passed, so it may hold anything."""
-        init = cls.methods.get("__init__")
-        if init is None:
-            return False
-        stored = {
-            a.targets[0] for a in init.assigns
-            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
-            and a.value.value in init.params
-        }
-        return any(c.dotted in stored for m in cls.methods.values() for c in m.calls)
+        return bool(_modules_passed_in(cls))
+
+    def _wraps_unknown_module(self, facts, cls, depth: int) -> bool:
+        """The class runs a module handed to it, and some construction may hand it one with modes."""
+        return self._runs_module_passed_in(cls) and not self._handed_only_mode_free(facts, cls, depth)
 
     def _handed_only_mode_free(self, facts, cls, depth: int) -> bool:
         """Every construction of the wrapper in the project hands it modules we can see are mode-free:
@@ -118,18 +114,13 @@ class ModeLayers:
         project = self.training.project
         if init is None or project is None or depth > 3:
             return False
-        called = {c.dotted for m in cls.methods.values() for c in m.calls}
-        passed = [  # the parameters stored on self and then called as modules (not `self.vocab = vocab`)
-            a.value.value for a in init.assigns
-            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
-            and a.value.value in init.params and a.targets[0] in called
-        ]
+        passed = _modules_passed_in(cls)
         sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
         sites += project.callers_elsewhere(facts, cls.name)
         if not sites:
             return False
         for site_facts, site in sites:
-            flow = DataFlow(site_facts, project)
+            flow = self.flow.flow_for(site_facts)
             for param in passed:
                 arg = flow.argument_for(init, param, site)
                 made = self._construction_of(flow, site, arg)
@@ -142,7 +133,8 @@ class ModeLayers:
         """The call that built what `arg` names at the construction site: itself, a local's value, or the
         value a `self.` attribute of the site's class was given."""
         if isinstance(arg, cst.Call):
-            return under_moves(arg) if isinstance(under_moves(arg), cst.Call) else None
+            built = under_moves(arg)
+            return built if isinstance(built, cst.Call) else None
         name = dotted_name(arg) if arg is not None else None
         if name is None:
             return None
@@ -172,7 +164,7 @@ class ModeLayers:
                 return self._torch_layer_has(q, node)
             if q.startswith("torch."):
                 return False
-            if q.startswith("diffusers.") and q.split(".")[-1][:1].isupper() or q.endswith((".from_pretrained", ".from_config")) and q.startswith("diffusers."):
+            if q.startswith("diffusers.") and (q.rsplit(".", 1)[-1][:1].isupper() or q.endswith((".from_pretrained", ".from_config"))):
                 # diffusers' models have no BatchNorm and default to dropout 0.0: only a `dropout=` given says otherwise
                 return any(a.keyword is not None and a.keyword.value == "dropout" and not _zero(a.value) for a in node.args)
             if q.startswith("torch_geometric.nn.") and (q.endswith("Conv") or q.rsplit(".", 1)[-1] in PYG_BASIC_GNNS):
@@ -211,6 +203,20 @@ class ModeLayers:
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _modules_passed_in(cls) -> list[str]:
+    """The `__init__` parameters stored on self and then called as modules (`self.embedding = embedding`
+    ... `self.embedding(tokens)`; not `self.vocab = vocab`)."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return []
+    called = {c.dotted for m in cls.methods.values() for c in m.calls}
+    return [
+        a.value.value for a in init.assigns
+        if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
+        and a.value.value in init.params and a.targets[0] in called
+    ]
 
 
 def _layer_calls(facts, method: FunctionInfo):

@@ -37,10 +37,10 @@ if TYPE_CHECKING:
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 # torch.nn.utils functions that hand back the module they are given, reparametrised
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
-# `ema_optimizer = WeightEMA(model, ema_model)` (MixMatch and its descendants) averages weights: no gradients.
 # `delta`, `x_adv`, `pgd_delta`, `noise`; not `theta` or `beta` (hand-made weights)
 _PERTURBATION = re.compile(r"(^|_)(delta|eta|perturb\w*|perturbation|noise|adv|pgd)(_|\d|$)", re.I)
 _TENSOR_FACTORY = re.compile(r"(zeros|ones|empty|full|rand|randn|randint|tensor)(_like)?$")
+# `ema_optimizer = WeightEMA(model, ema_model)` (MixMatch and its descendants) averages weights: no gradients.
 _NOT_OPTIMIZER = re.compile(r"sched|scaler|env|option|lr_|adjust|(^|_)ema(_|$)", re.I)
 _LAYER_CLASS = re.compile(
     r"(Block|Layer|Conv\w*|Linear|Attention|Norm|Embed\w*|Encoder|Decoder|Head|MLP|Mlp|Module|Net|Stage|Cell|"
@@ -175,7 +175,7 @@ class TrainingFacts:
         if m in ("zero_", "detach_", "requires_grad_") and call.receiver and (
             call.receiver.endswith(".grad") or call.receiver.endswith(".grad.data")
         ):
-            if self._made_by_factory(_base(call.receiver), fn):
+            if self._is_perturbation(_base(call.receiver), fn):
                 return None  # `delta.grad.zero_()`: the gradient of an adversarial perturbation, not of the model
             return "reset", "<grad>"
         if m in ("clear_grad", "reset_grad", "zero_grads"):
@@ -184,7 +184,7 @@ class TrainingFacts:
             return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
 
-    def _made_by_factory(self, name: str, fn: FunctionInfo) -> bool:
+    def _is_perturbation(self, name: str, fn: FunctionInfo) -> bool:
         """`delta = torch.zeros(b, 3, 32, 32).cuda()`: an adversarial perturbation the code makes itself,
         in fn or at module level, not a parameter of a model. (By its name too: a textbook's hand-made
         weights, `w1 = torch.randn(d, h, requires_grad=True)`, are trained with the same statements.)"""
@@ -219,7 +219,7 @@ class TrainingFacts:
         for a in loop.assigns:
             if _resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
-            elif _manual_update(a) and not self._made_by_factory(_base(a.targets[0]), loop.function):
+            elif _manual_update(a) and not self._is_perturbation(_base(a.targets[0]), loop.function):
                 # (`delta.data = delta + eps * delta.grad.sign()` moves an attack's perturbation, not the model)
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
