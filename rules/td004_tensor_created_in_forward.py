@@ -139,9 +139,25 @@ class TensorCreatedInForward(Rule):
             finally:
                 binding.discard(id(fn))
 
+        indexing_params: dict[tuple[int, str], bool] = {}
+
+        def helper_only_indexes(call: cst.Call, arg: cst.BaseExpression) -> bool:
+            """`self.similarities(feat, mask)` where the helper only writes `feat[mask]`: an index there."""
+            info = facts.call_info(call)
+            helper = facts.resolve_function(info) if info is not None else None
+            if helper is None or helper.node is None:
+                return False
+            for param, value in _bind_arguments(call, helper.params):
+                if value is arg:
+                    key = (id(helper), param)
+                    if key not in indexing_params:
+                        indexing_params[key] = _only_indexes(helper, param)
+                    return indexing_params[key]
+            return False
+
         def scan_of(fn: FunctionInfo) -> "_UseScan":  # one walk per function, however often it is asked about
             if id(fn) not in scans:
-                scans[id(fn)] = _UseScan(fn, self.movers, params_of, lambda: bound_on_device(fn))
+                scans[id(fn)] = _UseScan(fn, self.movers, params_of, lambda: bound_on_device(fn), helper_only_indexes)
             return scans[id(fn)]
 
         self.scan_of = scan_of
@@ -156,7 +172,8 @@ class TensorCreatedInForward(Rule):
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
-                for finding in self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None):
+                gpu_only = _holds_data_parallel(facts, cls)
+                for finding in self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None, gpu_only):
                     if id(finding.node) not in reported:  # a helper shared by a subclass's forward: once
                         reported.add(id(finding.node))
                         yield finding
@@ -196,7 +213,7 @@ class TensorCreatedInForward(Rule):
             )
         return None
 
-    def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None):
+    def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None, gpu_only: bool = False):
         if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
@@ -207,7 +224,7 @@ class TensorCreatedInForward(Rule):
                 continue
             q = call.qualname or ""
             if (
-                call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q
+                call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
             ):
                 yield ctx.report(
@@ -275,6 +292,19 @@ class TensorCreatedInForward(Rule):
                 "device'; pass `device=` from the input (or register a buffer)",
                 replace=replace,
             )
+
+
+_DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")
+
+
+def _holds_data_parallel(facts, cls) -> bool:
+    """`self.net = nn.DataParallel(net)`: a wrapper that exists to run on the GPUs, where `.cuda()` is the point."""
+    init = cls.methods.get("__init__")
+    return init is not None and any(
+        isinstance(a.value, cst.Call) and facts.qualify(a.value.func) in _DATA_PARALLEL
+        and any(t.startswith("self.") for t in a.targets)
+        for a in init.assigns
+    )
 
 
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
@@ -843,6 +873,29 @@ _HOST_PARAM = re.compile(
 )
 
 
+def _only_indexes(fn: FunctionInfo, name: str) -> bool:
+    """Every read of `name` in `fn` selects from another tensor (`feat[name]`), which works with a CPU index."""
+    reads = indexes = 0
+
+    class _V(cst.CSTVisitor):
+        depth = 0
+
+        def visit_SubscriptElement(self, n: cst.SubscriptElement) -> None:
+            self.depth += 1
+
+        def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
+            self.depth -= 1
+
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal reads, indexes
+            if n.value == name:
+                reads += 1
+                indexes += self.depth > 0
+
+    fn.node.body.visit(_V())
+    return reads > 0 and reads == indexes
+
+
 def _host_parameter(fn: FunctionInfo, name: str) -> bool:
     """A parameter that is plainly a number or a setting: annotated so, or named so (`num`, `seq_len`)."""
     if fn.node is not None:
@@ -1024,8 +1077,11 @@ class _UseScan(cst.CSTVisitor):
     A targeted walk of one small function, done only for forward methods and their helpers.
     """
 
-    def __init__(self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None) -> None:
+    def __init__(
+        self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None, helper_indexes=None
+    ) -> None:
         self.movers = movers or {}
+        self._helper_indexes = helper_indexes  # (call, argument) -> whether the helper only indexes with it
         self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
@@ -1315,6 +1371,7 @@ class _UseScan(cst.CSTVisitor):
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
+                else "index" if self._handed_to_indexing_helper(node)
                 else "host" if self._statements and not self._statements[-1].touches
                 else "tensor"
             )
@@ -1327,6 +1384,10 @@ class _UseScan(cst.CSTVisitor):
                 and self._statements and not self._statements[-1].always
             ):
                 self.met.setdefault(node.value, []).append(self._tick)
+
+    def _handed_to_indexing_helper(self, node: cst.Name) -> bool:
+        calls = self.passed_to.get(id(node))
+        return bool(calls and self._helper_indexes) and all(self._helper_indexes(call, node) for call in calls)
 
     def met_before_moved(self, made: cst.Call, *names: str | None, moved_at_end: bool = False) -> bool:
         """`pos = torch.arange(n)`, `theta = torch.outer(pos, self.freq)` ... `return theta.type_as(x)`:

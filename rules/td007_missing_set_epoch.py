@@ -94,12 +94,12 @@ class MissingSetEpoch(Rule):
         (`for epoch ...: train_one_epoch(model, data_loader_train, ...)`)."""
         flow = ctx.dataflow
         for loop in ctx.facts.loops:
-            if isinstance(loop.node, cst.For) and not _evaluates(loop.function) and not _EVALUATION.search(loop.iter_name or ""):
+            if isinstance(loop.node, cst.For) and not _evaluates(ctx.evaluation, loop.function) and not _EVALUATION.search(loop.iter_name or ""):
                 # (`for batch in tqdm(valid_dataloader)` inside the epoch loop: evaluation order does not matter)
                 iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
                 yield loop, self._epoch_loop(ctx, loop), [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
         for call in ctx.facts.calls:  # `batches = iter(loader)` once per epoch, then next(batches)
-            if call.dotted == "iter" and call.node.args and call.context.loop is not None and not _evaluates(call.function):
+            if call.dotted == "iter" and call.node.args and call.context.loop is not None and not _evaluates(ctx.evaluation, call.function):
                 iterated = [o for o in flow.origins(call.node.args[0].value, call.function, call.context.order) if o]
                 yield call.context.loop, call.context.loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
         project = ctx.project
@@ -113,7 +113,7 @@ class MissingSetEpoch(Rule):
                 if found is None or not hasattr(found[1], "loops"):
                     continue
                 callee = found[1]
-                if _evaluates(callee):
+                if _evaluates(ctx.evaluation.for_file(found[0]), callee):
                     continue  # evaluation order does not matter: no shuffle to vary
                 for param in _iterated_params(callee):
                     arg = flow.argument_for(callee, param, call)
@@ -263,12 +263,13 @@ def _epoch_seeded_sampler(ctx, made) -> bool:
     )
 
 
-def _evaluates(fn) -> bool:
+def _evaluates(evaluation, fn) -> bool:
     """An evaluation function by its name, or by gradients switched off for all of it
-    (`@torch.no_grad()`, YOLO's `@smart_inference_mode()`): its order does not matter."""
-    return bool(_EVALUATION.search(fn.name)) or any(
-        w in (d or "") for d in fn.decorators for w in ("no_grad", "inference_mode")
-    )
+    (`@torch.no_grad()`, YOLO's `@smart_inference_mode()`): its order does not matter.
+    (`def train_validate(...)` that steps an optimizer, itself or through a helper, trains.)"""
+    if any(w in (d or "") for d in fn.decorators for w in ("no_grad", "inference_mode")):
+        return True
+    return bool(_EVALUATION.search(fn.name)) and not evaluation.has_training(fn)
 
 
 def _iterated_params(fn) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name, exclusive_branches
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name, exclusive_branches, names_in
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -227,8 +227,20 @@ class DataFlow:
             module_fn = self.facts.module_function
             a = self.reaching_assignment(name, module_fn, 1 << 62)
             if a is not None and a is not _AMBIGUOUS and len(a.targets) == 1 and a.value is not None:
-                return a.value, module_fn, a.context.order
+                if not is_none(a.value):
+                    return a.value, module_fn, a.context.order
+                return self._set_by_loader(name)  # `_model = None`, then `def load_model(): global _model; ...`
         return None
+
+    def _set_by_loader(self, name: str):
+        """The value a function that declares `global name` gives it, when only one function does."""
+        setters = [
+            (a.value, f, a.context.order)
+            for f in self.facts.functions if name in f.declared_global
+            for a in f.assigns
+            if a.targets == (name,) and a.augmented is None and a.value is not None and not is_none(a.value)
+        ]
+        return setters[0] if setters and len({id(f) for _, f, _ in setters}) == 1 else None
 
     def _attribute_value(self, cls: ClassInfo, name: str):
         candidates = []
@@ -255,6 +267,25 @@ class DataFlow:
         positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
         if param in params and params.index(param) < len(positional):
             return positional[params.index(param)]
+        for arg in call.node.args:  # `eval_model(split="val", **eval_kwargs)` with `eval_kwargs = {"trainer": trainer}`
+            if arg.star == "**" and isinstance(arg.value, cst.Name):
+                found = self._dict_entry(arg.value.value, param, call)
+                if found is not None:
+                    return found
+        return None
+
+    def _dict_entry(self, name: str, key: str, call: CallInfo) -> cst.BaseExpression | None:
+        held = self.value_of(name, call.function, call.context.order)
+        value = held[0] if held is not None else None
+        if isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                    if element.key.evaluated_value == key:
+                        return element.value
+        elif isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
+            for arg in value.args:
+                if arg.keyword is not None and arg.keyword.value == key:
+                    return arg.value
         return None
 
     # -- what a tensor is ----------------------------------------------------------
@@ -322,17 +353,39 @@ class DataFlow:
         A constructor call (`nn.CrossEntropyLoss(weight)`) computes nothing."""
         if call.qualname is not None:
             return call.qualname if call.qualname.startswith("torch.nn.functional.") else None
-        inst = self.instance_of(call.node.func, call.function, call.context.order)
+        choices = self._attribute_choices(call.node.func, call.function)
+        inst = self.instance_of(call.node.func, call.function, call.context.order) if choices is None else None
         if inst is not None:
             return inst.qualname
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
-        built = self._constructors(call.node.func, call.function, call.context.order, 0)
+        if choices is not None:
+            built: set[str] | None = set()
+            for value, method, order in choices:
+                more = self._constructors(value, method, order, 1)
+                built = built | more if built is not None and more is not None else None
+        else:
+            built = self._constructors(call.node.func, call.function, call.context.order, 0)
         if built and all(
             q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q) for q in built
         ):
             return "torch.nn.CrossEntropyLoss"
         return None
+
+    def _attribute_choices(self, expr, fn: FunctionInfo) -> list | None:
+        """Every value an attribute is given, when it is given more than one: `self.loss_fn =
+        nn.CrossEntropyLoss()` if a flag is off, else `label_smoothed_nll_loss`. (Re-assignments of
+        the attribute from itself, `self.criterion = self.criterion.cuda()`, are the same choice.)"""
+        name = dotted_name(expr)
+        if name is None or not name.startswith("self.") or fn.cls is None:
+            return None
+        choices = [
+            (a.value, method, a.context.order)
+            for method in fn.cls.methods.values()
+            for a in method.assigns
+            if a.augmented is None and a.targets == (name,) and a.value is not None and name not in names_in(a.value)
+        ]
+        return choices if len(choices) > 1 else None
 
     def _cross_entropy_on_input(self, name: str) -> bool:
         """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
@@ -642,9 +695,23 @@ class DataFlow:
             for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
                 if arg is None:
-                    return None
+                    found.add(None)
+                    break
                 found.add(flow.instance_of(arg, site.function, site.context.order, depth + 1))
-            return found.pop() if len(found) == 1 else None
+            if len(found) == 1 and None not in found:
+                return found.pop()
+            return self._annotated_class(fn, name)
+        return None
+
+    def _annotated_class(self, fn: FunctionInfo, name: str) -> Instance | None:
+        """`def report_validation_loss(trainer: DiffusionPriorTrainer, ...)`: a project class named by the
+        parameter's annotation, when the call sites do not tell."""
+        if fn.node is None:
+            return None
+        for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
+            if param.name.value == name and param.annotation is not None:
+                found = lookup_class(self.project, self.facts, dotted_name(param.annotation.annotation))
+                return Instance(found[0], cls=found[1]) if found is not None else None
         return None
 
     def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list[Instance] | None:

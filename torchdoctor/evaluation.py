@@ -165,7 +165,7 @@ class Evaluation:
             if fn.is_module or (fn.name in LIGHTNING_HOOKS and fn.cls is not None) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             attacked = False
-            if self._has_training(fn):
+            if self.has_training(fn):
                 # `eval_adv_test_whitebox`: a PGD attack backpropagates to the input and steps nothing; the
                 # evaluation needs gradients, but still eval mode
                 attacked = bool(_EVAL_NAME.search(fn.name)) and not self._steps_anything(fn)
@@ -202,7 +202,7 @@ class Evaluation:
         for fn in self.facts.functions:
             if fn.is_module or not fn.loops or any(p.function is fn for p in out):
                 continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self._has_training(fn):
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self.has_training(fn):
                 continue
             # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
             # function switches the model to eval and runs it per batch; it is a pass whatever its name
@@ -252,7 +252,7 @@ class Evaluation:
             ):
                 continue  # called for its side effects
             judge = self.for_file(facts)
-            if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge._has_training(caller, depth=0):
+            if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge.has_training(caller, depth=0):
                 return True  # (a script's main() that trains through helpers, then predicts, does not count;
                 # a `forward` that computes with it hands its result to whoever backpropagates)
         return False
@@ -266,7 +266,7 @@ class Evaluation:
             if not any(isinstance(a.value, cst.Name) and a.value.value == fn.name for a in call.node.args):
                 continue
             callee = self.facts.resolve_function(call)
-            if callee is not None and callee is not fn and (_TRAINING_NAME.search(callee.name) or self._has_training(callee, depth=0)):
+            if callee is not None and callee is not fn and (_TRAINING_NAME.search(callee.name) or self.has_training(callee, depth=0)):
                 return True
         return False
 
@@ -756,7 +756,7 @@ class Evaluation:
     def modes(self) -> "ModeLayers":
         return ModeLayers(self.training, self.flow)
 
-    def _has_training(self, fn: FunctionInfo, depth: int = 2) -> bool:
+    def has_training(self, fn: FunctionInfo, depth: int = 2) -> bool:
         """Backward, an optimizer step or autograd.grad anywhere in fn or the helpers it calls."""
         for call in self._calls_with_helpers(fn, depth):
             event = self.training.event_of(call)
@@ -854,6 +854,8 @@ class Evaluation:
             if not lists or any(models is None for _, models in lists):
                 return True  # no caller, or a list we cannot read: no claim is made
             return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
+        if self._loaded_in_eval(fn, model, head):
+            return True
         sites = self.flow.call_sites(fn)
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
@@ -876,6 +878,17 @@ class Evaluation:
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _loaded_in_eval(self, fn: FunctionInfo, model: str, head: str) -> bool:
+        """`_model = None`, then `def load_model(): global _model; _model = Net(...); _model.eval()`:
+        the one loader leaves the global in eval mode, and nothing else in the file trains it."""
+        if model != head or head in fn.params or head in fn.assigned_names():
+            return False
+        loaders = [f for f in self.facts.functions if head in f.declared_global and head in f.assigned_names()]
+        if len(loaders) != 1:
+            return False
+        trained = any(c.receiver == head and c.method == "train" for c in self.facts.calls if c.function is not loaders[0])
+        return not trained and self._last_mode(loaders[0], model, 1 << 62) == "eval"
 
     @staticmethod
     def _walked_by(fn: FunctionInfo, head: str) -> str | None:
@@ -1109,7 +1122,7 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     """The mode that `events` (order, mode, branches) leave at a place inside the branches `use`:
     the last event's, unless it sits in a branch of an `if` the place is not in; then every branch of
     that `if` is followed (and the path around it, when one branch has no event), and any path that
-    ends in "train" makes the answer "train"."""
+    ends in "train" makes the answer "train". A path with no event leaves the mode to the caller: None."""
     events = [e for e in events if not exclusive_branches(e[2], use)]
     if not events:
         return None
@@ -1126,7 +1139,7 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
         modes.add(_mode_on_every_path([e for e in events if e not in inside and e[0] < first], use))
     if "train" in modes:
         return "train"
-    return "eval" if "eval" in modes else None
+    return "eval" if modes == {"eval"} else None
 
 
 def _calls_param(helper: FunctionInfo, param: str) -> bool:

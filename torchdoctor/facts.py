@@ -188,6 +188,7 @@ class FunctionInfo:
     # Every def of a nested name in source order: `def closure():` written anew in each of two loops.
     nested_versions: dict[str, list["FunctionInfo"]] = field(default_factory=dict)
     defined_at: int = 0
+    declared_global: set[str] = field(default_factory=set)  # `global _model`: its assignments are the module's
 
     @property
     def is_module(self) -> bool:
@@ -535,6 +536,9 @@ class _FactsVisitor:
         self.withs.append([])
         self.conditions.append([])
         self.branches.append([])
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.functions[-1].declared_global.update(item.name.value for item in node.names)
 
     def _directly_in_class(self, node: cst.FunctionDef) -> bool:
         # A def is a method when the innermost enclosing scope is the class body.
