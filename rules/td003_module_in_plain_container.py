@@ -77,7 +77,9 @@ class ModuleInPlainContainer(Rule):
             registering: dict[str, list] = {}  # name -> the calls that register what it holds
             for call in calls:
                 last = (call.dotted or "").rsplit(".", 1)[-1]
-                if last in _REGISTERING:
+                if last in _REGISTERING and "property" not in call.function.decorators:
+                    # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
+                    # a view on each access; it registers nothing on the module)
                     names = {n for arg in call.node.args for n in names_in(arg.value)}
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
                     names |= {loop.iter_name for loop in call.context.loops if loop.iter_name}

@@ -16,7 +16,7 @@ _FACTORIES = {
     "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor",
 }
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
-_MOVES = {"to", "cuda", "type_as", "register_buffer", "copy_"}
+_MOVES = {"to", "cuda", "type_as", "copy_"}
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
@@ -162,7 +162,7 @@ class TensorCreatedInForward(Rule):
 
         self.scan_of = scan_of
         reported: set[int] = set()
-        for cls in facts.classes.values():
+        for cls in facts.all_classes:
             forward = cls.methods.get("forward")
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
             if forward is None or not (autograd or training.is_module_class(facts, cls)) or _takes_host_data(facts, forward):
@@ -331,7 +331,8 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
     if not params or params[0].annotation is None:
         return False
     text = facts.module.code_for_node(params[0].annotation.annotation)
-    return any(word in text for word in ("Image", "PIL", "ndarray"))
+    # (`obs: np.ndarray | torch.Tensor`: a policy network that also takes tensors on the device)
+    return any(word in text for word in ("Image", "PIL", "ndarray")) and "Tensor" not in text
 
 
 def _factory_name(call) -> str | None:
@@ -1102,6 +1103,7 @@ class _UseScan(cst.CSTVisitor):
         self._device_branch_depth = 0  # inside branches chosen by a device test
         self.moved_at: dict[str, int] = {}  # name -> when it was first moved (or carried into a moved value)
         self._moved_reads: set[int] = set()  # Name nodes read inside a moved value: `x + pe.to(x.device)`
+        self._made_buffers: set[int] = set()  # Name nodes registered as buffers: `self.register_buffer("pos", pos)`
         for a in fn.assigns:
             value = a.value
             if len(a.targets) != 1 and not isinstance(value, cst.Call):
@@ -1333,10 +1335,9 @@ class _UseScan(cst.CSTVisitor):
             # `ctx.save_for_backward(out, scale_t)`: kept for backward, which decides how it is used
             self._returned.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Name))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
-            for arg in node.args:
-                name = dotted_name(arg.value)
-                if name:
-                    self.moved_names.add(name)
+            # Registered while the model runs, after `.to(device)`: the buffer stays where it was made, and
+            # meets the input as one of the model's own tensors
+            self._made_buffers.update(id(arg.value) for arg in node.args[1:2] if isinstance(arg.value, cst.Name))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth += 1
             # `if torch.rand(1).item() < p:`: read back as a Python number where it is made
@@ -1379,7 +1380,11 @@ class _UseScan(cst.CSTVisitor):
                 kind = f"element{self._element_reads[id(node)]}"
             self._tick += 1
             self.uses.setdefault(node.value, []).append((self._tick, kind))
-            if (
+            if id(node) in self._made_buffers:
+                kind = "tensor"
+                self.uses[node.value][-1] = (self._tick, kind)
+                self.met.setdefault(node.value, []).append(self._tick)
+            elif (
                 kind == "tensor" and id(node) not in self._moved_reads and not self._device_branch_depth
                 and self._statements and not self._statements[-1].always
             ):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, dotted_name, exclusive_branches, names_in
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -356,7 +356,7 @@ class DataFlow:
         choices = self._attribute_choices(call.node.func, call.function)
         inst = self.instance_of(call.node.func, call.function, call.context.order) if choices is None else None
         if inst is not None:
-            return inst.qualname
+            return inst.qualname or self._torch_loss_base(inst)
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
         if choices is not None:
@@ -371,6 +371,26 @@ class DataFlow:
         ):
             return "torch.nn.CrossEntropyLoss"
         return None
+
+    @staticmethod
+    def _torch_loss_base(inst: Instance) -> str | None:
+        """`class RobustCrossEntropyLoss(nn.CrossEntropyLoss)` whose forward hands its input on unchanged
+        (`return super().forward(input, target.long())`), or keeps torch's: the torch loss it computes."""
+        cls = inst.cls
+        base = next((b for b in cls.bases if b.startswith("torch.nn.") and b.endswith("Loss")), None) if cls else None
+        if base is None:
+            return None
+        forward = cls.methods.get("forward")
+        if forward is None:
+            return base
+        first = forward.params[1] if len(forward.params) > 1 else None
+        hands_on = any(
+            c.method == "forward" and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call)
+            and dotted_name(c.node.func.value.func) == "super" and c.node.args
+            and dotted_name(c.node.args[0].value) == first
+            for c in forward.calls
+        )
+        return base if hands_on else None
 
     def _attribute_choices(self, expr, fn: FunctionInfo) -> list | None:
         """Every value an attribute is given, when it is given more than one: `self.loss_fn =
@@ -706,13 +726,8 @@ class DataFlow:
     def _annotated_class(self, fn: FunctionInfo, name: str) -> Instance | None:
         """`def report_validation_loss(trainer: DiffusionPriorTrainer, ...)`: a project class named by the
         parameter's annotation, when the call sites do not tell."""
-        if fn.node is None:
-            return None
-        for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
-            if param.name.value == name and param.annotation is not None:
-                found = lookup_class(self.project, self.facts, dotted_name(param.annotation.annotation))
-                return Instance(found[0], cls=found[1]) if found is not None else None
-        return None
+        found = lookup_class(self.project, self.facts, annotation_of(fn, name))
+        return Instance(found[0], cls=found[1]) if found is not None else None
 
     def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list[Instance] | None:
         """Every class `expr` may be an instance of, over branches, call sites and globals; None when

@@ -25,7 +25,7 @@ from torchdoctor.training import OTHER_FRAMEWORKS
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|inference|infer|score|test)$"
+    r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
     r"|eval|valid|^estimate_loss$"
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
@@ -63,6 +63,7 @@ LIGHTNING_HOOKS = {
     "validation_epoch_end", "test_epoch_end", "eval_step",
 }
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
+_EVAL_STEP_HOOK = re.compile(r"(prediction|predict|eval|evaluation|validation|test)_step$")
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _ANY_LOADER = re.compile(r"(^|_)(loader|dataloader|data_loader|dl)$", re.I)
 _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
@@ -139,10 +140,14 @@ class Evaluation:
 
     @cached_property
     def _switched_models(self) -> set[str]:
-        """Names the file treats as nn.Modules whatever they are called: switched with `gnn.eval()` /
-        `gnn.train()` and optimized (`Adam(gnn.parameters())`)."""
-        switched = {c.receiver for c in self.facts.calls if c.method in ("eval", "train") and not c.node.args and c.receiver}
-        return switched & self._optimized_models
+        """Names the file treats as nn.Modules whatever they are called: switched with `gnn.eval()` and
+        `gnn.train()`, or switched one way and optimized (`Adam(gnn.parameters())`)."""
+        evaluated = {c.receiver for c in self.facts.calls if c.method == "eval" and not c.node.args and c.receiver}
+        trained = {c.receiver for c in self.facts.calls if c.method == "train" and not c.node.args and c.receiver}
+        # (switched both ways, `self.biencoder.train()` ... `self.biencoder.eval()`, is a module whatever its name)
+        # (or switched one way and asked for its parameters: `clip_grad_norm_(self.reader.parameters(), m)`)
+        weighted = {c.receiver for c in self.facts.calls if c.method in ("parameters", "named_parameters", "zero_grad") and c.receiver}
+        return (evaluated & trained) | ((evaluated | trained) & (self._optimized_models | weighted))
 
     def _computing_module(self, inst) -> bool:
         """An nn.Module with weights or modes of its own: not a stateless scoring function
@@ -162,7 +167,7 @@ class Evaluation:
             return []
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or (fn.name in LIGHTNING_HOOKS and fn.cls is not None) or _BN_STATISTICS.search(fn.name):
+            if fn.is_module or (fn.name in LIGHTNING_HOOKS and self._run_by_a_framework(fn)) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             attacked = False
             if self.has_training(fn):
@@ -217,6 +222,12 @@ class Evaluation:
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
         return out
+
+    def _run_by_a_framework(self, hook: FunctionInfo) -> bool:
+        """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
+        and in eval mode. `nnUNetTrainer.run_training` calls its own `self.validation_step(batch)`,
+        which is then judged like any other code."""
+        return hook.cls is not None and not self.flow.call_sites(hook)
 
     def _fed_training_data(self, fn: FunctionInfo, loader: str) -> bool:
         """`init_memory(train_loader, model)`: a no_grad pass over the training data (a memory bank, features
@@ -350,11 +361,13 @@ class Evaluation:
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
-                if name is None or not self.is_model_name(name):
+                if name is None:
                     continue
                 param = self._param_bound_to(helper, c, arg)
                 if not param:
                     continue
+                if not (self.is_model_name(name) or self.is_model_name(param) and _calls_param(helper, param)):
+                    continue  # (`_do_fwd_pass(self.biencoder, ...)` runs what it takes as `model`)
                 if _calls_param(helper, param):
                     # every model the helper runs: `pgd_blackbox(model_target, model_source, X, y)`
                     runs.append(ModelRun(c, name, grad_off_inside=self._sets_grad_mode(helper)))
@@ -611,8 +624,8 @@ class Evaluation:
         """
         if any(p not in ("self", "cls") for p in call.function.params):
             return True  # over what the caller passes in (a full-graph GNN batch)
-        if any(_DATA_ITERABLE.search(loop.iter_name or "") for loop in call.context.loops):
-            return True  # `def test(): for x, y in test_loader: model(x)`
+        if any(_DATA_ITERABLE.search(_loop_source(loop)) for loop in call.context.loops):
+            return True  # `def test(): for x, y in test_loader: model(x)`, `in enumerate(data_iterator.iterate())`
         if call.context.loops and call.function.is_module:
             return True
         sites = self.flow.call_sites(call.function)
@@ -705,6 +718,8 @@ class Evaluation:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
         sites = self._sites_anywhere(fn)
+        if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
+            return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
         return bool(sites) and all(
             s.context.loops and not any(e.kind == "backward" for e in judge.training.loop_events(s.context.loops[-1]))
             for judge, s in sites
@@ -1183,6 +1198,14 @@ def _one_training_batch(fn: FunctionInfo) -> bool:
                 if "train" in (dotted_name(inner.args[0].value) or "").lower():
                     return True
     return False
+
+
+def _loop_source(loop) -> str:
+    """What a loop walks, by name: `loader`, or `data_iterator.iterate_ds_data` for a method's batches."""
+    if loop.iter_name:
+        return loop.iter_name
+    it = unwrap_iter(loop.node.iter) if isinstance(loop.node, cst.For) else None
+    return (dotted_name(it.func) or "") if isinstance(it, cst.Call) else ""
 
 
 def _iterates_data(loop) -> bool:

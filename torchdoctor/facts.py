@@ -240,6 +240,9 @@ class FileFacts:
         self.star_imports: list[str] = []  # modules of `from utils import *`, as written
         self.functions: list[FunctionInfo] = []
         self.classes: dict[str, ClassInfo] = {}
+        # Every top-level class, in source order, with both versions of `if cuda: class WKV ... else: class WKV`
+        # (`classes` keeps the last one, as a name lookup at run time would).
+        self.all_classes: list[ClassInfo] = []
         self.toplevel_functions: dict[str, FunctionInfo] = {}
         self.calls: list[CallInfo] = []
         self.loops: list[LoopInfo] = []
@@ -502,6 +505,7 @@ class _FactsVisitor:
         info = ClassInfo(node, node.name.value, bases, tuple(dotted_name(b) or "" for b in plain))
         if not self.classes and self.functions[-1].is_module:
             self.f.classes[info.name] = info
+            self.f.all_classes.append(info)
         self.classes.append(info)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -708,6 +712,14 @@ def _progress_wrapped(name: str | None, function: "FunctionInfo") -> str | None:
     if callee not in _ITER_WRAPPERS and "progress" not in callee.lower():
         return None
     return next((dotted_name(a.value) for a in value.args if a.keyword is None and dotted_name(a.value)), None)
+
+
+def annotation_of(fn: "FunctionInfo", param: str) -> str | None:
+    """The dotted name a parameter is annotated with: `def trainer(manager: SnapshotManager)` -> "SnapshotManager"."""
+    for p in (*fn.node.params.params, *fn.node.params.kwonly_params) if fn.node is not None else ():
+        if p.name.value == param and p.annotation is not None:
+            return dotted_name(p.annotation.annotation)
+    return None
 
 
 def unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:

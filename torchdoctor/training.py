@@ -21,6 +21,7 @@ from torchdoctor.facts import (
     FileFacts,
     FunctionInfo,
     LoopInfo,
+    annotation_of,
     calls_within,
     dotted_name,
     exclusive_branches,
@@ -290,7 +291,8 @@ class TrainingFacts:
                 continue
             if where is not None and exclusive_branches(call.context.branches, where.context.branches):
                 continue
-            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or self._project_helper_without_reset(call):
+            callee = call.method or call.dotted or ""
+            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -305,16 +307,34 @@ class TrainingFacts:
         return _base(name) in _grad_owners(nodes)
 
     def _project_helper_without_reset(self, call: CallInfo) -> bool:
-        """`clip_gradient(optimizer, 5.0)` from the project's utils.py: harmless if it resets nothing."""
-        if self.project is None or call.dotted is None or "." in call.dotted:
+        """`clip_gradient(optimizer, 5.0)` from the project's utils.py, or `snapshot_manager.register(...,
+        optimizer=optimizer)` of a project class: harmless if it resets nothing."""
+        if self.project is None or call.dotted is None:
             return False
-        found = self.project.resolve_imported(self.facts, call.dotted)
-        if found is None or not hasattr(found[1], "calls"):
+        if "." not in call.dotted:
+            found = self.project.resolve_imported(self.facts, call.dotted)
+            fn = found[1] if found is not None else None
+        else:
+            fn = self._project_method(call)
+        if fn is None or not hasattr(fn, "calls"):
             return False
-        other, fn = found
         return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
             t.endswith(".grad") for a in fn.assigns for t in a.targets
         )
+
+    def _project_method(self, call: CallInfo):
+        """The method `manager.register(...)` runs, for `manager = SnapshotManager(...)` built in the same function."""
+        if call.receiver is None or "." in call.receiver:
+            return None
+        built = [a.value for a in call.function.assigns if a.targets == (call.receiver,)]
+        if len(built) == 1 and isinstance(built[0], cst.Call):
+            class_name = dotted_name(built[0].func)
+        elif not built and call.receiver in call.function.params:  # `def trainer(snapshot_manager: SnapshotManager, ...)`
+            class_name = annotation_of(call.function, call.receiver)
+        else:
+            return None
+        found = lookup_class(self.project, self.facts, class_name)
+        return found[1].methods.get(call.method) if found is not None else None
 
     # -- modules -----------------------------------------------------------------
     def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
@@ -492,6 +512,7 @@ _LIBRARY_MODULE = re.compile(
     r"|detectron2\.modeling\.(meta_arch|backbone|roi_heads|proposal_generator)\.[\w.]*\.[A-Z]\w*$"
     r"|diffusers\.([\w.]+\.)?\w*ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
+    r"|ema_pytorch\.(EMA|PostHocEMA|KarrasEMA)$"  # lucidrains' EMA wrappers: modules that hold a copy of the model
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
@@ -533,6 +554,9 @@ OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "te
 # `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
 # `param_groups[...]["lr"]` and leave gradients alone.
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
+# `model.checkpoint(model_dir, optimizer)`, `save_checkpoint(model, optimizer, path)`: a checkpoint
+# reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
+_CHECKPOINTING = re.compile(r"^(save|checkpoint|save_checkpoint|save_model|save_state|load|load_checkpoint|load_model|restore)$", re.I)
 _HARMLESS_CALLS = {
     "scale_loss",  # apex: `with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()`
     "master_params",
