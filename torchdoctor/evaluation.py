@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, unwrap_iter, within
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
@@ -905,6 +905,15 @@ class Evaluation:
         trained = any(c.receiver == head and c.method == "train" for c in self.facts.calls if c.function is not loaders[0])
         return not trained and self._last_mode(loaders[0], model, 1 << 62) == "eval"
 
+    def _on_path_for(self, model: str, branches: tuple, use: tuple) -> bool:
+        """Every `if` around a call that the use is not inside tests the model itself
+        (`if isinstance(model, nn.Module): stack.enter_context(inference_context(model))`)."""
+        head = model.split(".", 1)[0]
+        return all(
+            b in use or head in names_in(self.facts.if_tests.get(b[0], cst.Name("_")))
+            for b in branches
+        )
+
     @staticmethod
     def _walked_by(fn: FunctionInfo, head: str) -> str | None:
         """The name a loop of fn walks with `head` as its variable: `encoders` for `for i, enc in
@@ -1117,8 +1126,12 @@ class Evaluation:
                 events.append((c.context.order, "eval", c.context.branches))
             elif c.method == "train":
                 events.append((c.context.order, "train", c.context.branches))
+        use = self.facts.branches_at.get(before, ())
         for c in fn.calls:  # `with inference_context(model):` / `set_eval(model)`: a helper that calls eval()
-            if c.context.order < before and self._helper_evals(c, model):
+            # (only on the use's own path: `if report_cosine: report_cosine_sims(trainer)` evals as a side
+            # effect, and says nothing of the mode when that report is skipped; an explicit `model.eval()`
+            # under a flag such as `if not retain_dropout:` is a choice, and is taken as one)
+            if c.context.order < before and self._on_path_for(model, c.context.branches, use) and self._helper_evals(c, model):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
             covers = any(within(model, t) for t in a.targets)
@@ -1130,14 +1143,14 @@ class Evaluation:
                 callee = self.facts.resolve_function(c)
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
-        return _mode_on_every_path(events, self.facts.branches_at.get(before, ()))
+        return _mode_on_every_path(events, use)
 
 
 def _mode_on_every_path(events: list, use: tuple) -> str | None:
     """The mode that `events` (order, mode, branches) leave at a place inside the branches `use`:
     the last event's, unless it sits in a branch of an `if` the place is not in; then every branch of
     that `if` is followed (and the path around it, when one branch has no event), and any path that
-    ends in "train" makes the answer "train". A path with no event leaves the mode to the caller: None."""
+    ends in "train" makes the answer "train"."""
     events = [e for e in events if not exclusive_branches(e[2], use)]
     if not events:
         return None
@@ -1154,7 +1167,7 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
         modes.add(_mode_on_every_path([e for e in events if e not in inside and e[0] < first], use))
     if "train" in modes:
         return "train"
-    return "eval" if modes == {"eval"} else None
+    return "eval" if "eval" in modes else None
 
 
 def _calls_param(helper: FunctionInfo, param: str) -> bool:

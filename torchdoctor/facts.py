@@ -251,6 +251,7 @@ class FileFacts:
         self.functions.append(self.module_function)
         self._calls_by_node: dict[int, CallInfo] = {}
         self.branches_at: dict[int, tuple[tuple[int, int], ...]] = {}  # order -> enclosing if-branches
+        self.if_tests: dict[int, cst.BaseExpression] = {}  # id of an `if` -> its test
         _FactsVisitor(self).walk(module)
         # `import model` ... `model = model.RNNModel(...)`: inside functions, which run after the module
         # body, the name is the variable, not the imported module
@@ -429,6 +430,7 @@ class _FactsVisitor:
             leave(self, node)
 
     def _walk_if(self, node: cst.If) -> None:
+        self.f.if_tests[id(node)] = node.test
         self.visit_If(node)
         self._walk_value(node.test)
         for branch, part in ((0, node.body), (1, node.orelse)):
