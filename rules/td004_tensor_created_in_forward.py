@@ -172,7 +172,7 @@ class TensorCreatedInForward(Rule):
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
-                gpu_only = _holds_data_parallel(facts, cls)
+                gpu_only = _holds_data_parallel(facts, cls) or bool(_GPU_CLASS_NAME.search(cls.name))
                 for finding in self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None, gpu_only):
                     if id(finding.node) not in reported:  # a helper shared by a subclass's forward: once
                         reported.add(id(finding.node))
@@ -295,6 +295,9 @@ class TensorCreatedInForward(Rule):
 
 
 _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")
+
+
+_GPU_CLASS_NAME = re.compile(r"GPU|Cuda|CUDA")  # `class SingleGPU(nn.Module)`: a wrapper that exists to put inputs on a GPU
 
 
 def _holds_data_parallel(facts, cls) -> bool:
@@ -478,9 +481,10 @@ def _guarded_by_device_check(call) -> bool:
 
 
 def _tests_device(test: cst.BaseExpression) -> bool:
-    """`torch.cuda.is_available()`, `x.is_cuda`, `device == "cpu"`: a test that chooses by device."""
+    """`torch.cuda.is_available()`, `x.is_cuda`, `device == "cpu"`, `self.cpu_cache`: a test that chooses
+    by device (RVRT keeps features on the host when `cpu_cache` is set, and brings each back with `.cuda()`)."""
     text = " ".join(names_in(test)).lower()
-    return any(word in text for word in _DEVICE_WORDS)
+    return any(word in text for word in (*_DEVICE_WORDS, "cpu"))
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
@@ -847,7 +851,7 @@ class _DeviceValues:
             def visit_Call(self, n: cst.Call) -> bool:
                 nonlocal found
                 func = n.func
-                if _placed_on_device(n):
+                if _placed_on_device(n) and not _on_the_device_of_another(n, names):
                     found = True  # `torch.arange(n, device=x.device)`, `t.to(x.device)`, `t.cuda()`
                 if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
                     return False
@@ -976,6 +980,15 @@ def _placed_on_device(call: cst.Call) -> bool:
         return False
     text = dotted_name(target) or ""
     return "device" in text or "cuda" in text or isinstance(target, cst.Attribute) or text in ("dev", "device")
+
+
+def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
+    """`torch.zeros(1, device=perm.device)` beside a CPU `perm`: on that tensor's device, not the model's."""
+    target = _device_argument(call)
+    return (
+        isinstance(target, cst.Attribute) and target.attr.value == "device" and isinstance(target.value, cst.Name)
+        and target.value.value not in names
+    )
 
 
 def _brought_to_host(value: cst.BaseExpression) -> bool:

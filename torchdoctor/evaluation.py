@@ -884,6 +884,13 @@ class Evaluation:
             judged += [(j, site) for j, site in self._sites_anywhere(fn) if j is not self]
         for judge, site in judged:
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
+            if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
+                # `embedding.extract(...)`: its `self.model` is `embedding.model`, and the `model` that
+                # `Embedding(root, model)` stored there; either name switched to eval mode will do
+                names = [site.receiver + model[len(head):], *self._stored_by_constructor(fn, model, site)]
+                if not any(judge.eval_mode_set_before(name, site, depth + 1) for name in names):
+                    return False
+                continue
             if head in fn.params and head != "self":
                 arg = self.flow.argument_for(fn, head, site)
                 name = _model_named(arg)
@@ -893,6 +900,23 @@ class Evaluation:
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo) -> list[str]:
+        """`predictor = Predictor(model, decoder)`, whose `__init__` keeps `self.model = model`: the name the
+        caller passed in for `self.model`."""
+        init = fn.cls.methods.get("__init__") if fn.cls is not None else None
+        held = self.flow.value_of(site.receiver, site.function, site.context.order)
+        built = held[0] if held is not None else None
+        if init is None or not isinstance(built, cst.Call) or dotted_name(built.func) != fn.cls.name:
+            return []
+        attr = ".".join(model.split(".")[:2])
+        stored = next((a.value for a in init.assigns if a.targets == (attr,) and isinstance(a.value, cst.Name)), None)
+        if stored is None or stored.value not in init.params:
+            return []
+        construction = self.facts.call_info(built)
+        arg = self.flow.argument_for(init, stored.value, construction) if construction is not None else None
+        name = _model_named(arg)
+        return [name + model[len(attr):]] if name else []
 
     def _loaded_in_eval(self, fn: FunctionInfo, model: str, head: str) -> bool:
         """`_model = None`, then `def load_model(): global _model; _model = Net(...); _model.eval()`:
