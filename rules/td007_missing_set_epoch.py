@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchdoctor.evaluation import is_no_grad_name
 from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, is_test_file, keyword_arg
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
@@ -265,11 +266,16 @@ def _epoch_seeded_sampler(ctx, made) -> bool:
 
 def _evaluates(evaluation, fn) -> bool:
     """An evaluation function by its name, or by gradients switched off for all of it
-    (`@torch.no_grad()`, YOLO's `@smart_inference_mode()`): its order does not matter.
+    (`@torch.no_grad()`, YOLO's `@smart_inference_mode()`), or a loop that only runs models under
+    no_grad and trains nothing (`make_embeddings`): its order does not matter.
     (`def train_validate(...)` that steps an optimizer, itself or through a helper, trains.)"""
     if any(w in (d or "") for d in fn.decorators for w in ("no_grad", "inference_mode")):
         return True
-    return bool(_EVALUATION.search(fn.name)) and not evaluation.has_training(fn)
+    if evaluation.has_training(fn) or evaluation.steps_anything(fn):
+        return False
+    return bool(_EVALUATION.search(fn.name)) or any(
+        is_no_grad_name(w) for loop in fn.loops for c in loop.calls for w in c.context.withs
+    )
 
 
 def _iterated_params(fn) -> list[str]:

@@ -173,7 +173,7 @@ class Evaluation:
             if self.has_training(fn):
                 # `eval_adv_test_whitebox`: a PGD attack backpropagates to the input and steps nothing; the
                 # evaluation needs gradients, but still eval mode
-                attacked = bool(_EVAL_NAME.search(fn.name)) and not self._steps_anything(fn)
+                attacked = bool(_EVAL_NAME.search(fn.name)) and not self.steps_anything(fn)
                 if not attacked:
                     continue
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
@@ -781,7 +781,7 @@ class Evaluation:
                 return True
         return False
 
-    def _steps_anything(self, fn: FunctionInfo, depth: int = 2) -> bool:
+    def steps_anything(self, fn: FunctionInfo, depth: int = 2) -> bool:
         """An optimizer step (or a call we cannot see into that is handed an optimizer) in fn or its helpers."""
         for call in self._calls_with_helpers(fn, depth):
             event = self.training.event_of(call)
@@ -823,6 +823,8 @@ class Evaluation:
             for c in fn.calls
         ):
             return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
+        if _legacy_volatile_branch(call):
+            return True
         if fn.is_module or depth > 3:
             return False
         sites = self._sites_anywhere(fn)  # (`model.forward_test(...)` under no_grad in the train script)
@@ -1168,6 +1170,22 @@ class Evaluation:
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
         return _mode_on_every_path(events, use)
+
+
+_VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
+
+
+def _legacy_volatile_branch(call: CallInfo) -> bool:
+    """`if torch_ver == "0.3": image = Variable(image, volatile=True); eval_batch(model, image)`: the branch
+    for PyTorch 0.3, where `volatile=True` was the way to turn gradients off (the other branch uses no_grad)."""
+    if not any(_VERSION_NAME.search(n) for test in call.context.conditions for n in names_in(test)):
+        return False
+    branches = call.context.branches
+    return any(
+        (c.dotted or "").rsplit(".", 1)[-1] == "Variable" and c.context.branches == branches
+        and any(a.keyword is not None and a.keyword.value == "volatile" for a in c.node.args)
+        for c in call.function.calls
+    )
 
 
 def _mode_on_every_path(events: list, use: tuple) -> str | None:
