@@ -177,16 +177,18 @@ def _is_empty(value: cst.BaseExpression) -> bool:
 def _holds_module(training, value: cst.BaseExpression) -> bool:
     if training.constructs_module(value):
         return True
+    if isinstance(value, cst.IfExp):  # `[Block(gpsa=True) if i < k else Block(gpsa=False) for i in range(n)]`
+        return _holds_module(training, value.body) and _holds_module(training, value.orelse)
     if isinstance(value, (cst.List, cst.Tuple)):
         return any(_holds_module(training, el.value) for el in value.elements if isinstance(el, cst.Element))
     if isinstance(value, cst.Dict):
         return any(isinstance(el, cst.DictElement) and training.constructs_module(el.value) for el in value.elements)
     if isinstance(value, cst.ListComp):
-        return training.constructs_module(value.elt)
+        return _holds_module(training, value.elt)
     if isinstance(value, cst.DictComp):
-        return training.constructs_module(value.value)
+        return _holds_module(training, value.value)
     if isinstance(value, (cst.GeneratorExp)):
-        return training.constructs_module(value.elt)
+        return _holds_module(training, value.elt)
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "tuple", "dict") and value.args:
         return _holds_module(training, value.args[0].value)
     return False

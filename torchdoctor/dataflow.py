@@ -257,15 +257,21 @@ class DataFlow:
         """Calls in this file that run `fn`; for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.cls is not None:
             return [c for c in self.facts.calls if c.dotted == fn.cls.name]
-        return [c for c in self.facts.calls if c.method == fn.name and (self.facts.resolve_function(c) is fn or self._method_of_instance(c, fn))]
+        return [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
 
-    def _method_of_instance(self, call: CallInfo, fn: FunctionInfo) -> bool:
-        """`embedding.extract_feats(vis)` after `embedding = Embedding(root, model)`: a method of this file's class."""
-        receiver = call.node.func.value if isinstance(call.node.func, cst.Attribute) else None
-        if fn.cls is None or not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls"):
-            return False
-        inst = self.instance_of(receiver, call.function, call.context.order)
-        return inst is not None and inst.cls is fn.cls
+    def instance_call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
+        """Calls of a method on an instance of its class, in this file: `embedding.extract_feats(vis)` after
+        `embedding = Embedding(root, model)` (for following `self.model` out to the caller)."""
+        if fn.cls is None:
+            return []
+        found = []
+        for c in self.facts.calls:
+            receiver = c.node.func.value if c.method == fn.name and isinstance(c.node.func, cst.Attribute) else None
+            if isinstance(receiver, cst.Name) and receiver.value not in ("self", "cls"):
+                inst = self.instance_of(receiver, c.function, c.context.order)
+                if inst is not None and inst.cls is fn.cls:
+                    found.append(c)
+        return found
 
     def argument_for(self, fn: FunctionInfo, param: str, call: CallInfo) -> cst.BaseExpression | None:
         params = [p for p in fn.params if p not in ("self", "cls")]

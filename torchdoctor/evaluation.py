@@ -25,7 +25,7 @@ from torchdoctor.training import OTHER_FRAMEWORKS
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test)$"
+    r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test|accuracy)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
     r"|eval|valid|^estimate_loss$"
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
@@ -516,23 +516,7 @@ class Evaluation:
     def _project_function(self, func: cst.BaseExpression) -> tuple | None:
         """(facts, function) for a function or `Class.method` imported from another file of the project."""
         project = self.training.project
-        name = dotted_name(func)
-        if project is None or not name or name.count(".") > 1:
-            return None
-        if "." not in name:
-            found = project.resolve_imported(self.facts, name)
-            return found if found is not None and isinstance(found[1], FunctionInfo) else None
-        owner, method = name.split(".")
-        imported = self.facts.imported.get(owner)
-        if imported is not None and imported.name is None and self.facts.path != "<string>":
-            # `import auxiliaries as aux` ... `aux.eval_metrics_one_dataset(model, loader)`
-            other = project.module_facts(Path(self.facts.path), imported.module)
-            function = other.toplevel_functions.get(method) if other is not None else None
-            return (other, function) if function is not None else None
-        found = lookup_class(project, self.facts, owner)
-        if found is None or method not in found[1].methods:
-            return None
-        return found[0], found[1].methods[method]
+        return project.function_named(self.facts, dotted_name(func)) if project is not None else None
 
     def _returns_evaluated(self, callee: FunctionInfo, depth: int) -> bool:
         """Some `return` of callee hands back a model it switched to eval mode."""
@@ -562,6 +546,12 @@ class Evaluation:
 
     def _helper_evals(self, call: CallInfo, model: str) -> bool:
         callee = self.facts.resolve_function(call)
+        if callee is None and call.receiver and model.startswith(call.receiver + ".") and call.method:
+            # `recipe.setup(cfg)` on `recipe = InferenceRecipe(cfg)`, whose setup does `self.model.eval()`
+            inst = self.flow.instance_of(cst.parse_expression(call.receiver), call.function, call.context.order)
+            method = self._method_of(inst.facts, inst.cls, call.method) if inst is not None and inst.cls is not None else None
+            own = "self" + model[len(call.receiver):]
+            return method is not None and self.for_file(inst.facts)._last_mode(method, own, 1 << 62) == "eval"
         if callee is None:
             return False
         _, param = self._model_arg(callee, call, model)
@@ -874,6 +864,8 @@ class Evaluation:
         if self._loaded_in_eval(fn, model, head):
             return True
         sites = self.flow.call_sites(fn)
+        if not sites and head == "self":
+            sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
             # closure sees the model as the enclosing function left it where the closure is defined
@@ -889,8 +881,10 @@ class Evaluation:
             if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
                 # `embedding.extract(...)`: its `self.model` is `embedding.model`, and the `model` that
                 # `Embedding(root, model)` stored there; either name switched to eval mode will do
-                names = [site.receiver + model[len(head):], *self._stored_by_constructor(fn, model, site)]
-                if not any(judge.eval_mode_set_before(name, site, depth + 1) for name in names):
+                stored = self._stored_by_constructor(fn, model, site)
+                if not (judge.eval_mode_set_before(site.receiver + model[len(head):], site, depth + 1) or any(
+                    self.for_file(facts).eval_mode_set_before(name, made, depth + 1) for facts, name, made in stored
+                )):
                     return False
                 continue
             if head in fn.params and head != "self":
@@ -903,22 +897,24 @@ class Evaluation:
                 return False
         return True
 
-    def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo) -> list[str]:
-        """`predictor = Predictor(model, decoder)`, whose `__init__` keeps `self.model = model`: the name the
-        caller passed in for `self.model`."""
+    def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo) -> list[tuple]:
+        """(facts, name, construction) for `predictor = Predictor(model, decoder)`, whose `__init__` keeps
+        `self.model = model`: the name passed in for `self.model`, to be judged where the object was built
+        (in the caller's caller when the object is handed down as a parameter)."""
         init = fn.cls.methods.get("__init__") if fn.cls is not None else None
-        held = self.flow.value_of(site.receiver, site.function, site.context.order)
-        built = held[0] if held is not None else None
-        if init is None or not isinstance(built, cst.Call) or dotted_name(built.func) != fn.cls.name:
-            return []
         attr = ".".join(model.split(".")[:2])
-        stored = next((a.value for a in init.assigns if a.targets == (attr,) and isinstance(a.value, cst.Name)), None)
+        stored = next((a.value for a in init.assigns if a.targets == (attr,) and isinstance(a.value, cst.Name)), None) if init else None
         if stored is None or stored.value not in init.params:
             return []
-        construction = self.facts.call_info(built)
-        arg = self.flow.argument_for(init, stored.value, construction) if construction is not None else None
-        name = _model_named(arg)
-        return [name + model[len(attr):]] if name else []
+        found = []
+        for origin in self.flow.origins(cst.parse_expression(site.receiver), site.function, site.context.order):
+            construction = origin.facts.call_info(origin.call) if origin is not None else None
+            if construction is None or dotted_name(origin.call.func) != fn.cls.name:
+                continue
+            name = _model_named(self.flow.flow_of(origin).argument_for(init, stored.value, construction))
+            if name:
+                found.append((origin.facts, name + model[len(attr):], construction))
+        return found
 
     def _loaded_in_eval(self, fn: FunctionInfo, model: str, head: str) -> bool:
         """`_model = None`, then `def load_model(): global _model; _model = Net(...); _model.eval()`:

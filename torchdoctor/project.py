@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo
+from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file
 from torchdoctor.results import content_hash
 from torchdoctor.sources import read_source
 
@@ -137,6 +137,28 @@ class ProjectIndex:
                 return found
         return None
 
+    def function_named(self, facts: FileFacts, name: str | None) -> tuple[FileFacts, FunctionInfo] | None:
+        """(facts, function) for a function, `module.function` or `Class.method` imported from another
+        file of the project: `import auxiliaries as aux` ... `aux.eval_metrics(model, loader)`."""
+        if not name or name.count(".") > 1:
+            return None
+        if "." not in name:
+            found = self.resolve_imported(facts, name)
+            return found if found is not None and isinstance(found[1], FunctionInfo) else None
+        owner, method = name.split(".")
+        imported = facts.imported.get(owner)
+        if imported is not None and imported.name is None and facts.path != "<string>":
+            other = self.module_facts(Path(facts.path), imported.module)
+            function = other.toplevel_functions.get(method) if other is not None else None
+            if other is not None and function is None:  # a package that re-exports it: `from .optim_util import clip_grad_norm`
+                found = self.resolve_imported(other, method)
+                return found if found is not None and isinstance(found[1], FunctionInfo) else None
+            return (other, function) if function is not None else None
+        found = lookup_class(self, facts, owner)
+        if found is None or method not in found[1].methods:
+            return None
+        return found[0], found[1].methods[method]
+
     def inherit_star_imports(self, facts: FileFacts) -> None:
         """`from .network_utils import *` where network_utils says `import torch.nn as nn`: the star
         brings `nn` too, so `nn.Linear` here qualifies to `torch.nn.Linear`. Names the file defines or
@@ -212,6 +234,8 @@ class ProjectIndex:
         for path, text in self._project_texts(self.root_for(here)):
             if path == here or module not in text or (f"{function_name}(" not in text and f"{function_name} as " not in text):
                 continue  # (called by name, or imported under an alias: `evaluate_network_sparse as evaluate_network`)
+            if is_test_file(str(path)) and not is_test_file(str(here)):
+                continue  # a unit test calls it with stand-ins (`predict_embeddings(loader, nn.Identity())`)
             other = self.facts_for_path(path)
             if other is None:
                 continue

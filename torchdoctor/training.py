@@ -311,11 +311,8 @@ class TrainingFacts:
         optimizer=optimizer)` of a project class: harmless if it resets nothing."""
         if self.project is None or call.dotted is None:
             return False
-        if "." not in call.dotted:
-            found = self.project.resolve_imported(self.facts, call.dotted)
-            fn = found[1] if found is not None else None
-        else:
-            fn = self._project_method(call)
+        found = self.project.function_named(self.facts, call.dotted)  # `clip(opt)`, `util.clip_grad_norm(opt, m)`
+        fn = found[1] if found is not None else self._project_method(call)
         if fn is None or not hasattr(fn, "calls"):
             return False
         return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
@@ -323,18 +320,20 @@ class TrainingFacts:
         )
 
     def _project_method(self, call: CallInfo):
-        """The method `manager.register(...)` runs, for `manager = SnapshotManager(...)` built in the same function."""
-        if call.receiver is None or "." in call.receiver:
+        """The method `manager.register(...)` runs, for `manager = SnapshotManager(...)` built in the same
+        function; `__call__` for `callback_logging(step, loss, opt)` after `callback_logging = CallBackLogging(...)`."""
+        owner, method = (call.receiver, call.method) if call.receiver is not None else (call.dotted, "__call__")
+        if owner is None or "." in owner:
             return None
-        built = [a.value for a in call.function.assigns if a.targets == (call.receiver,)]
+        built = [a.value for a in call.function.assigns if a.targets == (owner,)]
         if len(built) == 1 and isinstance(built[0], cst.Call):
             class_name = dotted_name(built[0].func)
-        elif not built and call.receiver in call.function.params:  # `def trainer(snapshot_manager: SnapshotManager, ...)`
-            class_name = annotation_of(call.function, call.receiver)
+        elif not built and owner in call.function.params:  # `def trainer(snapshot_manager: SnapshotManager, ...)`
+            class_name = annotation_of(call.function, owner)
         else:
             return None
         found = lookup_class(self.project, self.facts, class_name)
-        return found[1].methods.get(call.method) if found is not None else None
+        return found[1].methods.get(method) if found is not None else None
 
     # -- modules -----------------------------------------------------------------
     def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
@@ -513,6 +512,7 @@ _LIBRARY_MODULE = re.compile(
     r"|diffusers\.([\w.]+\.)?\w*ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
     r"|ema_pytorch\.(EMA|PostHocEMA|KarrasEMA)$"  # lucidrains' EMA wrappers: modules that hold a copy of the model
+    r"|mmcv\.cnn\.([\w.]+\.)?[A-Z]\w*$"  # mmcv's bricks: ConvModule, Scale, NonLocal2d, ...
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
