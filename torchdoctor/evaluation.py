@@ -864,7 +864,9 @@ class Evaluation:
         if self._loaded_in_eval(fn, model, head):
             return True
         sites = self.flow.call_sites(fn)
-        if not sites and head == "self":
+        if not sites and head == "self" and fn.cls is not None:
+            if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
+                return True  # `__init__` or a loader method leaves `self.model` in eval mode
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
