@@ -236,9 +236,28 @@ def _accumulate_cuda_into_cpu(x):
     return total
 
 
+def _cpu_values_into_cuda_slice(x):
+    out = torch.zeros_like(x)
+    out[1, :, 2] = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])  # RWKV's ROSA: a slice assignment copies across devices
+    return out
+
+
+def _cpu_index_rows_of_cuda_cache(x):
+    cache = torch.zeros(4, 2, 6, 3, device=x.device)
+    cache[torch.arange(0, 4, dtype=torch.long), :, 2, :] = x[:, :2, :]  # LoRA's GPT-2 cache: CPU rows, CUDA values
+    return cache
+
+
+def _cpu_mask_into_helper(x):
+    def similarities(features, rows):
+        return features[rows]  # torchdistill's SSKD: the helper only indexes with the CPU mask
+
+    return similarities(x, torch.arange(x.shape[0]) % 2 == 0)
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
+    [_cpu_values_into_cuda_slice, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number],
 )
