@@ -929,6 +929,23 @@ class Evaluation:
         trained = any(c.receiver == head and c.method == "train" for c in self.facts.calls if c.function is not loaders[0])
         return not trained and self._last_mode(loaders[0], model, 1 << 62) == "eval"
 
+    def _switch_reaches(self, switch: CallInfo, model: str) -> bool:
+        """`model.eval()` on a wrapper object whose own `eval()` switches some of its networks
+        (RIFE's `Model.eval`: flownet, contextnet, fusionnet) reaches `model.flownet` only if that
+        method switches `self.flownet`; an nn.Module's eval reaches every submodule."""
+        receiver = switch.receiver or ""
+        if switch.method not in ("eval", "train") or not model.startswith(receiver + ".") or receiver == "self":
+            return True
+        inst = self.flow.instance_of(cst.parse_expression(receiver), switch.function, switch.context.order)
+        own = inst.facts.find_method(inst.cls, switch.method) if inst is not None and inst.cls is not None else None
+        if own is None:
+            return True
+        inner = "self" + model[len(receiver):]
+        return any(
+            c.method == switch.method and (c.receiver in (None, "self") or within(inner, c.receiver or ""))
+            for c in own.calls  # (`super().eval()` or `self.train(False)` switch everything)
+        )
+
     def _on_path_for(self, model: str, branches: tuple, use: tuple) -> bool:
         """Every `if` around a call that the use is not inside tests the model itself
         (`if isinstance(model, nn.Module): stack.enter_context(inference_context(model))`)."""
@@ -1145,6 +1162,8 @@ class Evaluation:
                 continue
             receivers = {c.receiver, self.training.canonical(c.receiver, fn) or c.receiver}  # (`model = model.module` aliases model to itself)
             if not any(within(model, r) or r == "self" for r in receivers):
+                continue
+            if not self._switch_reaches(c, model):
                 continue
             if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
                 events.append((c.context.order, "eval", c.context.branches))
