@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.facts import exclusive_branches, within
+from torchdoctor.facts import calls_within, dotted_name, exclusive_branches, is_test_file, names_in, within
 from torchdoctor.rule import Rule
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
@@ -53,6 +53,8 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx):
         training = ctx.training
+        if is_test_file(ctx.facts.path):
+            return  # a unit test steps a throwaway model once to see its weights move
         if _ZERO_GRAD_AS_VALUE.search(ctx.facts.source) and _zero_grad_as_value(ctx.facts.module):
             return  # zero_grad handed around as a callback: resets we cannot place
         flagged: set[int] = set()
@@ -67,6 +69,8 @@ class MissingZeroGrad(Rule):
                 if id(event.node) in flagged or self._reset_on_every_path(ctx.facts, training, loop, events, event):
                     continue
                 if training.unknown_calls_taking(loop, event.target, event.node):
+                    continue
+                if _fresh_each_iteration(ctx.facts, training, loop, event.target):
                     continue
                 flagged.add(id(event.node))
                 if event.target == "<manual>":
@@ -119,6 +123,30 @@ class MissingZeroGrad(Rule):
         # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
+
+
+def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
+    """The optimizer and every model whose parameters it takes are built anew in each iteration (`cgen =
+    CopyGenerator(**case)` ... `SGD(cgen.parameters(), 1).step()`): no gradient outlives the iteration.
+    (REINFORCE's `optim.Adam(policy.parameters())` in the loop steps a policy made before it.)"""
+    built = {}
+    for a in facts.assigns:
+        if loop in a.context.loops and len(a.targets) == 1 and a.value is not None:
+            built.setdefault(a.targets[0], a.value)
+    made = built.get(optimizer)
+    if not isinstance(made, cst.Call) or not made.args:
+        return False
+    owners, pending, seen = set(), [made.args[0].value], set()
+    while pending:  # follow `trainable = {n: p for n, p in cgen.named_parameters()}` back to `cgen`
+        value = pending.pop()
+        for call in calls_within(value):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+                owners.add((dotted_name(call.func.value) or "?").split(".", 1)[0])
+        for name in names_in(value):
+            if "." not in name and name in built and name not in seen:
+                seen.add(name)
+                pending.append(built[name])
+    return bool(owners) and all(o in built and training.constructs_module(built[o]) for o in owners)
 
 
 def _covers(resets: set, model: str) -> bool:

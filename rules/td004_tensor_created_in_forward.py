@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from pathlib import Path
 
 import libcst as cst
 
@@ -238,6 +239,8 @@ class TensorCreatedInForward(Rule):
                 continue
             if _guarded_by_device_check(call):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
+            if keyword_arg(call.node, "out") is not None:
+                continue  # `torch.arange(n, out=x.new(n).long())`: written into a tensor on the input's device
             device = keyword_arg(call.node, "device")
             if device is not None:
                 if _is_cpu(device.value) and not _named_host_side(uses.assigned_name(call.node)):
@@ -327,9 +330,13 @@ def _named_host_side(target: str | None) -> bool:
 
 
 def _takes_host_data(facts, forward: FunctionInfo) -> bool:
-    """`def forward(self, img: Image.Image)`: a data transform run by the loader's CPU workers."""
+    """`def forward(self, img: Image.Image)`, or any module of a `transforms.py` (torchvision's
+    references' `RandomMixup`, applied in the loader's `collate_fn`): a data transform run by the
+    loader's CPU workers."""
     if forward.node is None:
         return False
+    if Path(facts.path).stem in ("transforms", "transform", "augmentations"):
+        return True
     params = [p for p in forward.node.params.params if p.name.value not in ("self", "cls")]
     if not params or params[0].annotation is None:
         return False

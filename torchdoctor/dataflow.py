@@ -257,7 +257,15 @@ class DataFlow:
         """Calls in this file that run `fn`; for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.cls is not None:
             return [c for c in self.facts.calls if c.dotted == fn.cls.name]
-        return [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
+        found = [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
+        if not found and fn.cls is not None:
+            # `self.evaluate_mt(...)` in the base class's `run_all_evals`, which only the subclass defines
+            bases = [self.facts.classes.get(b) for b in fn.cls.written_bases]
+            found = [
+                c for base in bases if base is not None and base is not fn.cls for m in base.methods.values()
+                for c in m.calls if c.dotted == f"self.{fn.name}" and fn.name not in base.methods
+            ]
+        return found
 
     def instance_call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
         """Calls of a method on an instance of its class, in this file: `embedding.extract_feats(vis)` after

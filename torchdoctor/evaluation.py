@@ -54,7 +54,7 @@ _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
-_BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise)(_|$)", re.I)
+_BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap|unwrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
@@ -814,6 +814,11 @@ class Evaluation:
             return True  # `torch.set_grad_enabled(False)`, `stack.enter_context(torch.no_grad())`
         if _legacy_volatile_branch(call):
             return True
+        if fn.cls is not None and any(
+            (c.qualname or "") in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and _is_false_arg(c.node)
+            for m in fn.cls.methods.values() for c in m.calls
+        ):
+            return True  # ClassyVision's hub interface: its `eval()` turns gradients off for the whole process
         if fn.is_module or depth > 3:
             return False
         sites = self._sites_anywhere(fn)  # (`model.forward_test(...)` under no_grad in the train script)
@@ -1156,11 +1161,13 @@ class Evaluation:
         `before`, if any. Path by path: after `if warm_up: warmup(net1) else: train(net2, net1)` (the
         helper evals its second model), net1 is training on the warm-up path, so the answer is "train"."""
         events = []  # (order, mode, branches)
+        # (`encoder = self.encoder.module if multi_gpu else self.encoder`: the run's name is an alias)
+        names = {model, self.training.canonical(model, fn) or model}
         for c in fn.calls:
             if c.context.order >= before or c.receiver is None:
                 continue
             receivers = {c.receiver, self.training.canonical(c.receiver, fn) or c.receiver}  # (`model = model.module` aliases model to itself)
-            if not any(within(model, r) or r == "self" for r in receivers):
+            if not any(within(m, r) or r == "self" for r in receivers for m in names):
                 continue
             if not self._switch_reaches(c, model):
                 continue
@@ -1185,6 +1192,8 @@ class Evaluation:
                 callee = self.facts.resolve_function(c)
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
+        if _mode_chosen_by_parameter(fn, events, self.facts.if_tests):
+            return "eval"  # `if train_mode: net.train() else: net.eval()`: the caller asks for the mode it wants
         return _mode_on_every_path(events, use)
 
 
@@ -1202,6 +1211,18 @@ def _legacy_volatile_branch(call: CallInfo) -> bool:
         and any(a.keyword is not None and a.keyword.value == "volatile" for a in c.node.args)
         for c in call.function.calls
     )
+
+
+def _mode_chosen_by_parameter(fn: FunctionInfo, events: list, if_tests: dict) -> bool:
+    """Both modes set explicitly, in the two branches of an `if` on one of the function's parameters
+    (OFA's `validate(..., train_mode=False)`): a mode the caller picks, not one left behind."""
+    trains = {b for _, mode, branches in events if mode == "train" for b in branches}
+    evals = {b for _, mode, branches in events if mode == "eval" for b in branches}
+    for if_id, branch in trains:
+        test = if_tests.get(if_id)
+        if (if_id, 1 - branch) in evals and test is not None and names_in(test) <= set(fn.params):
+            return True
+    return False
 
 
 def _mode_on_every_path(events: list, use: tuple) -> str | None:

@@ -87,7 +87,7 @@ class TrainingFacts:
             table: dict[str, str] = {}
             for a in fn.assigns:
                 if a.augmented is None and len(a.targets) == 1 and "." not in a.targets[0]:
-                    source = dotted_name(a.value) if a.value is not None else None
+                    source = (dotted_name(a.value) or _unwrapped_either_way(a.value)) if a.value is not None else None
                     if source and source != a.targets[0] and source not in ("None", "True", "False"):
                         table[a.targets[0]] = source
             out[id(fn)] = table
@@ -553,6 +553,14 @@ OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "te
 
 # `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
 # `param_groups[...]["lr"]` and leave gradients alone.
+def _unwrapped_either_way(value) -> str | None:
+    """`self.encoder.module if params.multi_gpu else self.encoder`: the same model, wrapped or not."""
+    if not isinstance(value, cst.IfExp):
+        return None
+    names = {(dotted_name(branch) or "").removesuffix(".module") for branch in (value.body, value.orelse)}
+    return names.pop() if len(names) == 1 and "" not in names else None
+
+
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
 # `model.checkpoint(model_dir, optimizer)`, `save_checkpoint(model, optimizer, path)`: a checkpoint
 # reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
