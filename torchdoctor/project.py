@@ -318,9 +318,11 @@ class ProjectIndex:
         head, dot, tail = name.partition(".")
         if dot and "." not in tail:
             module = facts.imported.get(head)
-            if module is None or module.name is not None or facts.path == "<string>":
+            if module is None or facts.path == "<string>":
                 return None
-            other = self.module_facts(Path(facts.path), module.module)
+            # `import common as c` ... `c.Upsampler`, or `from model import common` ... `common.Upsampler`
+            path = module.module if module.name is None else _submodule(module.module, module.name)
+            other = self.module_facts(Path(facts.path), path)
             if other is not None and tail in other.classes:
                 return other, other.classes[tail]
             if other is not None and tail in other.imported:  # `import utils` ... `utils.FocalLoss`, re-exported
