@@ -122,6 +122,12 @@ def _is_iteration_wrapper(name: str | None) -> bool:
     return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
 
 
+_LOGIT_TAKERS = {
+    "torch.nn.functional.log_softmax", "torch.log_softmax", "torch.nn.functional.cross_entropy",
+    "torch.nn.LogSoftmax", "torch.nn.CrossEntropyLoss",
+}
+
+
 def is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -384,7 +390,7 @@ class DataFlow:
         if choices is not None:
             built: set[str] | None = set()
             for value, method, order in choices:
-                more = self._constructors(value, method, order, 1)
+                more = {"torch.nn.CrossEntropyLoss"} if self._logit_function(value, method) else self._constructors(value, method, order, 1)
                 built = built | more if built is not None and more is not None else None
         else:
             built = self._constructors(call.node.func, call.function, call.context.order, 0)
@@ -393,6 +399,41 @@ class DataFlow:
         ):
             return "torch.nn.CrossEntropyLoss"
         return None
+
+    def _logit_function(self, value, fn: FunctionInfo, depth: int = 0) -> bool:
+        """A plain function (or a lambda around one) whose first argument goes through log_softmax or
+        cross-entropy: OFA's `cross_entropy_loss_with_soft_target(pred, soft_target)`, chosen beside
+        `nn.CrossEntropyLoss()` by a flag, takes logits too."""
+        if depth > 3:
+            return False
+        if isinstance(value, cst.Lambda):
+            params = [p.name.value for p in value.params.params]
+            body = value.body
+            return (
+                isinstance(body, cst.Call) and bool(params) and bool(body.args)
+                and dotted_name(body.args[0].value) == params[0] and self._logit_function(body.func, fn, depth + 1)
+            )
+        name = dotted_name(value)
+        found = None
+        if name and "." not in name and name in self.facts.toplevel_functions:
+            found = (self.facts, self.facts.toplevel_functions[name])
+        elif name and self.project is not None:
+            found = self.project.function_named(self.facts, name)
+        if found is None or not found[1].params:
+            return False
+        facts, helper = found
+        flow, first = self.flow_for(facts), helper.params[0]
+        for c in helper.calls:
+            if not c.node.args or dotted_name(c.node.args[0].value) != first:
+                continue
+            if c.qualname in _LOGIT_TAKERS:
+                return True
+            inst = flow.instance_of(c.node.func, helper, c.context.order)
+            if inst is not None and inst.qualname in _LOGIT_TAKERS:
+                return True
+            if c.qualname is None and flow._logit_function(c.node.func, helper, depth + 1):
+                return True
+        return False
 
     @staticmethod
     def _torch_loss_base(inst: Instance) -> str | None:
