@@ -832,6 +832,12 @@ class Evaluation:
         project = self.training.project
         if project is None:
             return sites
+        if not sites and fn.cls is not None:  # `self.inference(...)` in a base class of another file
+            for written in fn.cls.written_bases:
+                found = lookup_class(project, self.facts, written)
+                if found is not None and found[0] is not self.facts:  # (an override runs where the base calls it)
+                    sites += [(self.for_file(found[0]), c) for m in found[1].methods.values() for c in m.calls
+                              if c.dotted == f"self.{fn.name}"]
         if fn.cls is None and fn.parent is not None and fn.parent.is_module:
             elsewhere = project.callers_elsewhere(self.facts, fn.name)
         elif fn.cls is not None and not sites and "_" in fn.name:  # (a distinctive method name, called on an instance)
