@@ -181,6 +181,8 @@ class Evaluation:
             # wraps detect.py's `run`, whose model comes from a loader that switches it to eval itself)
             if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in _NO_GRAD_WORDS for d in fn.decorators):
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
+                # (captum's `train_and_eval`: `self.lm.fit(loader)` then `self.lm(x_test)` trains the model it scores)
+                calls = tuple(r for r in calls if not any(c.method == "fit" and c.receiver == r.model for c in fn.calls))
                 if calls and not self._shared_with_training(fn):
                     # (not a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation)
                     out.append(EvalPass(fn, calls, True, needs_grad=attacked))
@@ -821,10 +823,10 @@ class Evaluation:
             return True  # ClassyVision's hub interface: its `eval()` turns gradients off for the whole process
         if fn.is_module or depth > 3:
             return False
-        sites = self._sites_anywhere(fn)  # (`model.forward_test(...)` under no_grad in the train script)
+        sites = self._sites_anywhere(fn, through_bases=True)  # (`model.forward_test(...)` under no_grad in the train script)
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
-    def _sites_anywhere(self, fn: FunctionInfo) -> list:
+    def _sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
         """(judge, call) for the calls of fn in this file and in the project's other files: RAFT's
         `validate_chairs` is called under no_grad in its own file and bare from train.py. Methods: in
         this file, or else on an instance elsewhere (`model.forward_test(...)`)."""
@@ -832,7 +834,7 @@ class Evaluation:
         project = self.training.project
         if project is None:
             return sites
-        if not sites and fn.cls is not None:  # `self.inference(...)` in a base class of another file
+        if through_bases and not sites and fn.cls is not None:  # `self.inference(...)` in a base class of another file
             for written in fn.cls.written_bases:
                 found = lookup_class(project, self.facts, written)
                 if found is not None and found[0] is not self.facts:  # (an override runs where the base calls it)
