@@ -72,7 +72,7 @@ class NonFinite(Check):
                 self._reported_forward = True
                 if inputs_ok:
                     self.report(
-                        f"first NaN/Inf of the forward pass is produced here (its inputs were finite): look for "
+                        "first NaN/Inf of the forward pass is produced here (its inputs were finite): look for "
                         "log/sqrt/division of non-positive values, exp overflow, or fp16 range",
                         severity="error", module=name, step=step,
                     )
