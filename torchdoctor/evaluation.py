@@ -549,7 +549,7 @@ class Evaluation:
         callee = self.facts.resolve_function(call)
         if callee is None and call.receiver and model.startswith(call.receiver + ".") and call.method:
             # `recipe.setup(cfg)` on `recipe = InferenceRecipe(cfg)`, whose setup does `self.model.eval()`
-            inst = self.flow.instance_of(cst.parse_expression(call.receiver), call.function, call.context.order)
+            inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
             method = self._method_of(inst.facts, inst.cls, call.method) if inst is not None and inst.cls is not None else None
             own = "self" + model[len(call.receiver):]
             return method is not None and self.for_file(inst.facts)._last_mode(method, own, 1 << 62) == "eval"
@@ -921,7 +921,7 @@ class Evaluation:
         if stored is None or stored.value not in init.params:
             return []
         found = []
-        for origin in self.flow.origins(cst.parse_expression(site.receiver), site.function, site.context.order):
+        for origin in self.flow.origins(site.node.func.value, site.function, site.context.order):
             construction = origin.facts.call_info(origin.call) if origin is not None else None
             if construction is None or dotted_name(origin.call.func) != fn.cls.name:
                 continue
@@ -948,7 +948,7 @@ class Evaluation:
         receiver = switch.receiver or ""
         if switch.method not in ("eval", "train") or not model.startswith(receiver + ".") or receiver == "self":
             return True
-        inst = self.flow.instance_of(cst.parse_expression(receiver), switch.function, switch.context.order)
+        inst = self.flow.instance_of(switch.node.func.value, switch.function, switch.context.order)
         own = inst.facts.find_method(inst.cls, switch.method) if inst is not None and inst.cls is not None else None
         if own is None:
             return True
@@ -1200,8 +1200,10 @@ class Evaluation:
                 callee = self.facts.resolve_function(c)
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
-        if _mode_chosen_by_parameter(fn, events, self.facts.if_tests):
-            return "eval"  # `if train_mode: net.train() else: net.eval()`: the caller asks for the mode it wants
+        if before < 1 << 62 and _mode_chosen_by_parameter(fn, events, self.facts.if_tests):
+            # `if train_mode: net.train() else: net.eval()` before the pass: the caller asks for the mode it
+            # wants (not what the method leaves behind: RIFE's `update(training=...)` may leave it training)
+            return "eval"
         return _mode_on_every_path(events, use)
 
 
