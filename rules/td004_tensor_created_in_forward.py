@@ -1388,7 +1388,8 @@ class _UseScan(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self._tracked:
             kind = (
-                "derive" if id(node) in self._derive_reads
+                "tensor" if id(node) in self._made_buffers  # a buffer of the model: it meets the input wherever it is read
+                else "derive" if id(node) in self._derive_reads
                 else "index" if self._index_depth
                 else "cpu" if self._cpu_side_depth
                 else "return" if id(node) in self._returned
@@ -1400,11 +1401,7 @@ class _UseScan(cst.CSTVisitor):
                 kind = f"element{self._element_reads[id(node)]}"
             self._tick += 1
             self.uses.setdefault(node.value, []).append((self._tick, kind))
-            if id(node) in self._made_buffers:
-                kind = "tensor"
-                self.uses[node.value][-1] = (self._tick, kind)
-                self.met.setdefault(node.value, []).append(self._tick)
-            elif (
+            if id(node) in self._made_buffers or (
                 kind == "tensor" and id(node) not in self._moved_reads and not self._device_branch_depth
                 and self._statements and not self._statements[-1].always
             ):

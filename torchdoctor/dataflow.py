@@ -242,7 +242,7 @@ class DataFlow:
         """The value a function that declares `global name` gives it, when only one function does."""
         setters = [
             (a.value, f, a.context.order)
-            for f in self.facts.functions if name in f.declared_global
+            for f in self.facts.global_setters(name)
             for a in f.assigns
             if a.targets == (name,) and a.augmented is None and a.value is not None and not is_none(a.value)
         ]
@@ -264,13 +264,27 @@ class DataFlow:
         if fn.name == "__init__" and fn.cls is not None:
             return [c for c in self.facts.calls if c.dotted == fn.cls.name]
         found = [c for c in self.facts.calls if c.method == fn.name and self.facts.resolve_function(c) is fn]
-        if not found and fn.cls is not None:
+        if not found:
             # `self.evaluate_mt(...)` in the base class's `run_all_evals`, which only the subclass defines
-            bases = [self.facts.classes.get(b) for b in fn.cls.written_bases]
-            found = [
-                c for base in bases if base is not None and base is not fn.cls for m in base.methods.values()
-                for c in m.calls if c.dotted == f"self.{fn.name}" and fn.name not in base.methods
-            ]
+            found = [c for _, base, c in self.calls_from_bases(fn) if fn.name not in base.methods]
+        return found
+
+    def calls_from_bases(self, fn: FunctionInfo, other_files: bool = False) -> list[tuple["DataFlow", ClassInfo, CallInfo]]:
+        """(flow, base, call) for the `self.<method>(...)` calls in the methods of the direct base classes
+        of fn's class, which run fn on an instance of that class: bases in this file, or with
+        `other_files` wherever the project defines them."""
+        if fn.cls is None:
+            return []
+        found = []
+        for written in fn.cls.written_bases:
+            if other_files:
+                base = lookup_class(self.project, self.facts, written)
+            else:
+                base = (self.facts, self.facts.classes[written]) if written in self.facts.classes else None
+            if base is None or base[1] is fn.cls:
+                continue
+            flow = self.flow_for(base[0])
+            found += [(flow, base[1], c) for m in base[1].methods.values() for c in m.calls if c.dotted == f"self.{fn.name}"]
         return found
 
     def instance_call_sites(self, fn: FunctionInfo) -> list[CallInfo]:

@@ -834,12 +834,11 @@ class Evaluation:
         project = self.training.project
         if project is None:
             return sites
-        if through_bases and not sites and fn.cls is not None:  # `self.inference(...)` in a base class of another file
-            for written in fn.cls.written_bases:
-                found = lookup_class(project, self.facts, written)
-                if found is not None and found[0] is not self.facts:  # (an override runs where the base calls it)
-                    sites += [(self.for_file(found[0]), c) for m in found[1].methods.values() for c in m.calls
-                              if c.dotted == f"self.{fn.name}"]
+        if through_bases and not sites:  # `self.inference(...)` in a base class of another file
+            sites = [  # (an override runs where the base calls it)
+                (self.for_file(flow.facts), c) for flow, _, c in self.flow.calls_from_bases(fn, other_files=True)
+                if flow is not self.flow
+            ]
         if fn.cls is None and fn.parent is not None and fn.parent.is_module:
             elsewhere = project.callers_elsewhere(self.facts, fn.name)
         elif fn.cls is not None and not sites and "_" in fn.name:  # (a distinctive method name, called on an instance)
@@ -935,7 +934,7 @@ class Evaluation:
         the one loader leaves the global in eval mode, and nothing else in the file trains it."""
         if model != head or head in fn.params or head in fn.assigned_names():
             return False
-        loaders = [f for f in self.facts.functions if head in f.declared_global and head in f.assigned_names()]
+        loaders = self.facts.global_setters(head)
         if len(loaders) != 1:
             return False
         trained = any(c.receiver == head and c.method == "train" for c in self.facts.calls if c.function is not loaders[0])
@@ -962,10 +961,8 @@ class Evaluation:
         """Every `if` around a call that the use is not inside tests the model itself
         (`if isinstance(model, nn.Module): stack.enter_context(inference_context(model))`)."""
         head = model.split(".", 1)[0]
-        return all(
-            b in use or head in names_in(self.facts.if_tests.get(b[0], cst.Name("_")))
-            for b in branches
-        )
+        tests = self.facts.if_tests
+        return all(b in use or b[0] in tests and head in names_in(tests[b[0]]) for b in branches)
 
     @staticmethod
     def _walked_by(fn: FunctionInfo, head: str) -> str | None:

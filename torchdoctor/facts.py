@@ -291,6 +291,10 @@ class FileFacts:
     def call_info(self, node: cst.Call) -> CallInfo | None:
         return self._calls_by_node.get(id(node))
 
+    def global_setters(self, name: str) -> list[FunctionInfo]:
+        """The functions that declare `global name` and assign it (`def load_model(): global _model; ...`)."""
+        return [f for f in self.functions if name in f.declared_global and name in f.assigned_names()]
+
     def calls_named(self, *qualnames: str) -> Iterator[CallInfo]:
         wanted = set(qualnames)
         return (c for c in self.calls if c.qualname in wanted)

@@ -551,8 +551,6 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 # Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
 OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet"}
 
-# `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
-# `param_groups[...]["lr"]` and leave gradients alone.
 def _unwrapped_either_way(value) -> str | None:
     """`self.encoder.module if params.multi_gpu else self.encoder`: the same model, wrapped or not."""
     if not isinstance(value, cst.IfExp):
@@ -561,6 +559,8 @@ def _unwrapped_either_way(value) -> str | None:
     return names.pop() if len(names) == 1 and "" not in names else None
 
 
+# `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
+# `param_groups[...]["lr"]` and leave gradients alone.
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
 # `model.checkpoint(model_dir, optimizer)`, `save_checkpoint(model, optimizer, path)`: a checkpoint
 # reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
