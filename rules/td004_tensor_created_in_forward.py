@@ -228,11 +228,15 @@ class TensorCreatedInForward(Rule):
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
             ):
-                yield ctx.report(
-                    call.node,
-                    f"hard-coded `.cuda()` in {cls_name}.{fn.name}: the model fails on CPU and ignores the device "
-                    "it was moved to; use the input's device (`.to(x.device)`)",
-                )
+                given = call.node.args[0].value if call.node.args else None
+                if given is None:
+                    said = "`.cuda()` in {}.{}: the model fails on CPU and ignores the device it was moved to; use the input's device (`.to(x.device)`)"
+                else:  # `.cuda(device)`, `.cuda(x.get_device())`: the right GPU, but never the CPU
+                    device = cst.Module([]).code_for_node(given)
+                    plain = isinstance(given, cst.Name) or isinstance(given, cst.Attribute) and given.attr.value == "device"
+                    said = (f"`.cuda({device})` in {{}}.{{}}: the model fails on CPU; use `.to("
+                            f"{device if plain else 'x.device'})`, which works on every device")
+                yield ctx.report(call.node, "hard-coded " + said.format(cls_name, fn.name))
                 continue
             factory = _factory_name(call)
             if factory is None:

@@ -8,7 +8,9 @@ from torchdoctor.evaluation import EVAL_TRIGGERS
 from torchdoctor.rule import Rule
 
 
-_SERVING = re.compile(r"^_?(inference|infer|predict|predict_\w+|inference_\w+|handle|serve|forward_inference)$")
+_SERVING = re.compile(
+    r"^_?(inference|infer|predict|predict_\w+|inference_\w+|handle|serve|forward_inference|(compute|get|make)_predictions?)$"
+)
 
 
 class EvalWithoutNoGrad(Rule):

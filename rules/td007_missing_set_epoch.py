@@ -14,7 +14,9 @@ from torchdoctor.rule import Rule
 _EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
 _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 # `RandomSampler if rank == -1 else DistributedSampler`, DGL's `DataLoader(..., use_ddp=True)`: samplers made without a call of their own
-_SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=")
+_SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(
+    r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=|\bcreate_loader\("
+)
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -170,7 +172,7 @@ class MissingSetEpoch(Rule):
         if iterated is None or depth > 6:
             return []
         info = iterated.facts.call_info(iterated.call)
-        if _ddp_loader(iterated.call):
+        if _ddp_loader(iterated.call) or _timm_distributed_loader(iterated):
             return [iterated]  # DGL's `DataLoader(..., use_ddp=True, shuffle=True)` holds its own DistributedSampler
         if info is not None and (
             self._is_sampler(info) or self._chosen_sampler_class(ctx, iterated, info) or _epoch_seeded_sampler(ctx, iterated)
@@ -230,8 +232,8 @@ class MissingSetEpoch(Rule):
     @staticmethod
     def _sampler_name(ctx, sampler: cst.Call) -> str | None:
         for a in ctx.facts.assigns:
-            if a.value is sampler and len(a.targets) == 1:
-                return a.targets[0]
+            if a.value is sampler and len(a.targets) == 1:  # (timm's loader holds the sampler; DGL's takes set_epoch)
+                return a.targets[0] + (".sampler" if (dotted_name(sampler.func) or "").endswith("create_loader") else "")
         return None
 
 
@@ -243,6 +245,15 @@ def _ddp_loader(call: cst.Call) -> bool:
         return False
     use_ddp, shuffle = keyword_arg(call, "use_ddp"), keyword_arg(call, "shuffle")
     return use_ddp is not None and not _is_false(use_ddp) and shuffle is not None and not _is_false(shuffle)
+
+
+def _timm_distributed_loader(made) -> bool:
+    """timm's `create_loader(dataset, ..., is_training=True, distributed=args.distributed)`: a training
+    loader built with a DistributedSampler when distributed (its evaluation loaders use an ordered one)."""
+    if not (made.qualname() or "").startswith("timm.data.") or not (made.qualname() or "").endswith(".create_loader"):
+        return False
+    training, distributed = keyword_arg(made.call, "is_training"), keyword_arg(made.call, "distributed")
+    return training is not None and not _is_false(training) and distributed is not None and not _is_false(distributed)
 
 
 def _is_false(arg) -> bool:

@@ -176,3 +176,13 @@ def test_origins_of_a_recursive_function_are_memoised(monkeypatch):
     loop = collate.loops[0]
     assert set(flow.origins(loop.node.iter, collate, loop.order)) == {None}
     assert len(asked) < 50
+
+
+def test_test_files_are_told_by_path():
+    from torchdoctor.facts import is_test_file
+
+    for path in ("proj/tests/helpers.py", "proj/test_model.py", "proj/model_test.py", "proj/conftest.py",
+                 "allennlp/common/testing/model_test_case.py"):
+        assert is_test_file(path), path
+    for path in ("proj/train.py", "proj/tools/evaluate.py", "proj/contest.py", "proj/latest_model.py"):
+        assert not is_test_file(path), path

@@ -705,7 +705,7 @@ class DataFlow:
         flow = self
         if local is None and self.project is not None and depth < 8:
             name = dotted_name(call.func)
-            found = self.project.resolve_imported(self.facts, name) if name and "." not in name else None
+            found = self.project.function_named(self.facts, name)  # (also `data.make_loader(...)`, `Class.method`)
             if found is None or not isinstance(found[1], FunctionInfo):
                 return None
             flow, local = self.flow_for(found[0]), found[1]

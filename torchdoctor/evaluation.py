@@ -329,8 +329,9 @@ class Evaluation:
                 method = self._model_method(c)
                 # `@torch.no_grad() def sample(self, ...)`; a library model's own `inference`/`predict`, whose
                 # code is not in the project, commonly disables gradients itself (PyG's `BasicGNN.inference`)
-                off = self._sets_grad_mode(method) if method is not None else (
+                off = self._grad_off_in_method(c, method) if method is not None else (
                     bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
+                    or self._grad_off_in_every_method_named(c.method)
                 )
                 runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
@@ -358,7 +359,7 @@ class Evaluation:
                 named = ((r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1))
                 inner, model = next(((r, m) for r, m in named if m is not None), (None, None))
                 if inner is not None:
-                    runs.append(ModelRun(c, model, inner.has_modes, inner.grad_off_inside or self._sets_grad_mode(helper)))
+                    runs.append(ModelRun(c, model, inner.has_modes, inner.grad_off_inside or _no_grad_at(helper, inner.call)))
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
@@ -371,11 +372,11 @@ class Evaluation:
                     continue  # (`_do_fwd_pass(self.biencoder, ...)` runs what it takes as `model`)
                 if _calls_param(helper, param):
                     # every model the helper runs: `pgd_blackbox(model_target, model_source, X, y)`
-                    runs.append(ModelRun(c, name, grad_off_inside=self._sets_grad_mode(helper)))
+                    runs.append(ModelRun(c, name, grad_off_inside=self._runs_param_without_grad(helper, param)))
                     continue
                 handed_on = [r for r in self.model_runs(helper, depth + 1) if r.model == param] if depth < 2 else []
                 if handed_on:  # test() -> scale_process(model, ...) -> net_process(model, ...)
-                    off = self._sets_grad_mode(helper) or all(r.grad_off_inside for r in handed_on)
+                    off = all(r.grad_off_inside or _no_grad_at(helper, r.call) for r in handed_on)
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
@@ -471,6 +472,29 @@ class Evaluation:
         if inst is None or inst.cls is None:
             return None
         return self._method_of(inst.facts, inst.cls, call.method)
+
+    def _grad_off_in_method(self, call: CallInfo, method: FunctionInfo) -> bool:
+        """The model method turns gradients off itself, or hands the work to one of its class's methods
+        that does (AllenNLP's `forward_on_instance` -> `forward_on_instances`, under no_grad)."""
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        return self._delegates_grad_off(inst.facts, inst.cls, method) if inst is not None and inst.cls is not None else self._sets_grad_mode(method)
+
+    def _delegates_grad_off(self, facts, cls, method: FunctionInfo, depth: int = 0) -> bool:
+        if self._sets_grad_mode(method):
+            return True
+        if depth > 1 or any(c.dotted in ("self", "self.forward") for c in method.calls):
+            return False
+        delegated = {id(m): m for m in (self._method_of(facts, cls, c.method) for c in method.calls if c.receiver == "self" and c.method) if m}
+        return any(m is not method and self._delegates_grad_off(facts, cls, m, depth + 1) for m in delegated.values())
+
+    def _grad_off_in_every_method_named(self, name: str | None) -> bool:
+        """`self._model.forward_on_instance(x)` on a model whose class cannot be followed (set by a base class
+        of another file): every method of that name in the project turns gradients off."""
+        project = self.training.project
+        found = project.methods_named(self.facts, name) if project is not None and name else []
+        found = [(facts, m) for facts, m in found if not any(  # (not a proxy: `return self.base_model.<name>(...)`)
+            c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
+        return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
 
     def _method_of(self, facts, cls, name: str, depth: int = 0) -> FunctionInfo | None:
         """A method of a class or of its base classes, in this file or another file of the project."""
@@ -598,6 +622,12 @@ class Evaluation:
         return any(is_no_grad_name(d) for d in helper.decorators) or any(
             any(is_no_grad_name(w) for w in c.context.withs) for c in helper.calls
         )
+
+    def _runs_param_without_grad(self, helper: FunctionInfo, param: str) -> bool:
+        """Every call of `param` in the helper is under no_grad (or the helper is decorated): a `no_grad`
+        block around some other model in it (TRL's reference-model logits) leaves this one's graph on."""
+        runs = [c for c in helper.calls if c.dotted == param]
+        return bool(runs) and all(_no_grad_at(helper, c) for c in runs)
 
     def _param_bound_to(self, helper: FunctionInfo, call: CallInfo, arg: cst.Arg) -> str | None:
         if arg.keyword is not None:
@@ -856,6 +886,8 @@ class Evaluation:
         """
         fn = call.function
         mode = self._last_mode(fn, model, call.context.order)
+        if mode == "train" and self._trains_on_purpose(fn, model, call):
+            return True
         if mode is not None:
             return mode == "eval"
         if fn.is_module:
@@ -907,6 +939,31 @@ class Evaluation:
                     return True  # passed something we cannot follow: give the benefit of the doubt
                 caller_model = name + model[len(head):]
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
+                return False
+        return True
+
+    def _trains_on_purpose(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """`model.train()` written just before the pass, with nothing trained in between: the mode is
+        chosen for it (maskrcnn-benchmark's validation loss, which its detector returns only in training
+        mode), not left behind by the training that came before."""
+        if _EVAL_NAME.search(fn.name):
+            return False  # (`def evaluate(self): self.model.train()` is a slip, not a choice)
+        at = call.context.order
+        switches = [c.context.order for c in fn.calls if c.method == "train" and c.receiver and within(model, c.receiver)
+                    and not _is_false_arg(c.node) and c.context.order < at]
+        if not switches:
+            return False
+        start = max(switches)
+        for c in fn.calls:
+            if not start < c.context.order < at:
+                continue
+            if within(c.dotted or "", model) or within(c.receiver or "", model) or any(dotted_name(a.value) == model for a in c.node.args):
+                return False  # the model is used (run, updated, handed on) between the switch and the pass
+            event = self.training.event_of(c)
+            if event is not None and event[0] in ("backward", "step"):
+                return False
+            callee = self.facts.resolve_function(c)
+            if callee is not None and (_TRAINING_NAME.search(callee.name) or self.has_training(callee, depth=1)):
                 return False
         return True
 
@@ -1064,7 +1121,8 @@ class Evaluation:
             if model.startswith("self.") and fn.cls is not None:
                 # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot
                 # see) switches this model to eval, or every construction hands it a model already in eval
-                return self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
+                return (self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
+                        or _never_held(fn.cls, model))
             return head in fn.params or self._taken_from_param(head, fn)
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
@@ -1256,6 +1314,11 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     return "eval" if "eval" in modes else None
 
 
+def _no_grad_at(helper: FunctionInfo, call: CallInfo) -> bool:
+    """Gradients are off where `call` runs in helper: a no_grad decorator or `with` block around it."""
+    return any(is_no_grad_name(d) for d in helper.decorators) or any(is_no_grad_name(w) for w in call.context.withs)
+
+
 def _calls_param(helper: FunctionInfo, param: str) -> bool:
     """The helper runs what arrives as `param`: `def greedy_generate(model, ...): model(ids)`."""
     return any(inner.dotted == param for inner in helper.calls)
@@ -1275,6 +1338,16 @@ def _hugging_face_loader(qualified: str | None) -> bool:
     """`X.from_pretrained(...)` by transformers, diffusers or peft, which return the model in eval mode;
     also `text_encoder_cls.from_pretrained(...)` on a class a helper picked (qualified None)."""
     return qualified is None or qualified.split(".", 1)[0] in ("transformers", "diffusers", "peft")
+
+
+def _never_held(cls, model: str) -> bool:
+    """No method of a class without base classes assigns `self.encoder`: a helper asking for
+    `model.encoder` of whatever it is handed means some other class (FastChat's RWKV wrapper hands
+    itself to a generate loop written for encoder-decoder models), so nothing is known of its mode."""
+    attr = ".".join(model.split(".")[:2])
+    if cls.written_bases and cls.written_bases != ("object",):
+        return False
+    return not any(attr in a.targets for m in cls.methods.values() for a in m.assigns)
 
 
 def _model_named(arg: cst.BaseExpression | None) -> str | None:

@@ -20,7 +20,8 @@ import libcst as cst
 def is_test_file(path: str) -> bool:
     """pytest files: their tiny models and doubles run on the CPU and in whatever mode a test wants."""
     p = PurePath(path)
-    return p.name.startswith("test_") or p.name.endswith("_test.py") or "tests" in p.parts or p.name == "conftest.py"
+    return (p.name.startswith("test_") or p.name.endswith("_test.py") or p.name == "conftest.py"
+            or not {"tests", "testing"}.isdisjoint(p.parts))  # (`allennlp/common/testing/`: test-case helpers)
 
 
 def dotted_name(node: cst.CSTNode | None) -> str | None:

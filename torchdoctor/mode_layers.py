@@ -182,6 +182,8 @@ class ModeLayers:
             return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
         if name in facts.imported:
             return self._unknown_constructor(name)
+        if fn is not None and fn.name == "__init__" and _layer_kind_variable(fn, name):
+            return True  # `for from_, block, args in cfg: layers.append(block(*args))`: whatever the config names
         return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
@@ -227,6 +229,12 @@ def _layer_calls(facts, method: FunctionInfo):
         if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
             continue
         yield call
+
+
+def _layer_kind_variable(fn: FunctionInfo, name: str) -> bool:
+    """A constructor calls a class it holds in a variable: a parameter, a loop variable or a local
+    (`block = eval(block) if isinstance(block, str) else block`), so the layer may be anything."""
+    return name in fn.params or name in fn.assigned_names() or any(name in loop.targets for loop in fn.loops)
 
 
 def _zero(value: cst.BaseExpression) -> bool:

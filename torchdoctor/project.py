@@ -280,6 +280,22 @@ class ProjectIndex:
             ),
         )
 
+    def methods_named(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "FunctionInfo"]]:
+        """Every method `def <method_name>(self, ...)` of a class in the project, this file included."""
+        if facts.path == "<string>":
+            return [(facts, m) for cls in facts.all_classes for m in cls.methods.values() if m.name == method_name]
+        root = self.root_for(Path(facts.path).resolve())
+
+        def find():
+            found = []
+            for path, text in self._project_texts(root):
+                other = self.facts_for_path(path) if f"def {method_name}(" in text else None
+                if other is not None:
+                    found.extend((other, m) for cls in other.all_classes for m in cls.methods.values() if m.name == method_name)
+            return found
+
+        return self._remembered((root, "def " + method_name), find)
+
     def _calls_elsewhere(self, here: Path, needle: str, keep) -> list[tuple[FileFacts, "CallInfo"]]:
         """The calls `keep` accepts in the project's other files whose text holds `needle`."""
         found = []
