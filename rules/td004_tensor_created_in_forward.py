@@ -494,6 +494,10 @@ def _guarded_by_device_check(call) -> bool:
 def _tests_device(test: cst.BaseExpression) -> bool:
     """`torch.cuda.is_available()`, `x.is_cuda`, `device == "cpu"`, `self.cpu_cache`: a test that chooses
     by device (RVRT keeps features on the host when `cpu_cache` is set, and brings each back with `.cuda()`)."""
+    if isinstance(test, cst.BooleanOperation):
+        return _tests_device(test.left) or _tests_device(test.right)
+    if isinstance(test, cst.Comparison) and all(isinstance(c.operator, (cst.In, cst.NotIn)) for c in test.comparisons):
+        return False  # `device not in self.labels`: a cache keyed by device, not a choice of device
     text = " ".join(names_in(test)).lower()
     return any(word in text for word in (*_DEVICE_WORDS, "cpu"))
 
@@ -700,7 +704,11 @@ def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None) -> b
         return True
     for move in moves:
         info = facts.call_info(move)
-        if info is None or not exclusive_branches(made_info.context.branches, info.context.branches):
+        if info is None:
+            return True
+        # (`x = x.to(self.conv1.weight.device)` at the top of forward moves the input, not what is built later)
+        later = info.context.order > made_info.context.order or bool(set(map(id, info.context.loops)) & set(map(id, made_info.context.loops)))
+        if later and not exclusive_branches(made_info.context.branches, info.context.branches):
             return True
     return False
 

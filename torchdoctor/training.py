@@ -360,6 +360,8 @@ class TrainingFacts:
                 alias = self.project.qualified_alias(facts, written)
                 if alias is not None and alias.startswith("torch.nn.") and alias.rsplit(".", 1)[-1][:1].isupper():
                     return True
+            if self._aliased_module_class(facts, written, depth):
+                return True  # `BatchNorm2d = NaiveSyncBatchNorm` ... `class USBatchNorm2d(BatchNorm2d)`
             if base.startswith("transformers.") and base.endswith(("PreTrainedModel", "Model")):
                 return True  # Hugging Face models are nn.Modules
             if _LIBRARY_MODULE.match(base) and not base.endswith(("Weights", "Enum")):
@@ -476,6 +478,25 @@ class TrainingFacts:
         )
 
 
+    def _aliased_module_class(self, facts: FileFacts, written: str, depth: int) -> bool:
+        """`written` is a module-level alias of a module class: a torch.nn class, a project module class,
+        or one named as a layer (`from layers import NaiveSyncBatchNorm`, in a folder the project cannot see)."""
+        for a in facts.assigns:
+            if a.targets != (written,) or not a.function.is_module or a.value is None:
+                continue
+            name = dotted_name(a.value)
+            if not name or name == written:
+                continue
+            q = facts.qualify(a.value) or ""
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or _LAYER_CLASS_NAME.search(name):
+                return True
+            found = facts.classes.get(name) or (self.project.find_class(facts, name) if self.project is not None else None)
+            if isinstance(found, ClassInfo) and self.is_module_class(facts, found, depth + 1):
+                return True
+            if isinstance(found, tuple) and self.is_module_class(found[0], found[1], depth + 1):
+                return True
+        return False
+
     def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
         """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""
         return [
@@ -497,6 +518,7 @@ class TrainingFacts:
         return None, False
 
 
+_LAYER_CLASS_NAME = re.compile(r"(BatchNorm|GroupNorm|LayerNorm|Norm[123]d|Conv[123]d|Linear)$")
 _BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set", "len", "max", "min", "abs", "round", "range"}
 _STATELESS_LAYER = re.compile(
     r"(\w*Pool\dd|\w*Pad\dd|ReLU\d*|LeakyReLU|GELU|SiLU|ELU|Mish|Sigmoid|Tanh|Softmax(2d)?|LogSoftmax|"
@@ -658,7 +680,11 @@ def _picked_by_name(a) -> bool:
     loop = a.context.loop
     owners = {_base(t) for t in a.targets if t.endswith(".grad")}
     others = set(loop.targets) - owners if loop is not None else set()
-    return bool(others) and any(others & names_in(test) for test in a.context.conditions)
+    if bool(others) and any(others & names_in(test) for test in a.context.conditions):
+        return True
+    # `if p.grad is not None and p.grad.sum() == 0: p.grad = None`: only the gradients that are all zero
+    code = " ".join(cst.Module([]).code_for_node(test) for test in a.context.conditions)
+    return any(f"{owner}.grad." in code for owner in owners)
 
 
 def _substitute(name: str | None, subst: dict[str, str]) -> str | None:
