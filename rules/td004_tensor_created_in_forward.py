@@ -228,7 +228,7 @@ class TensorCreatedInForward(Rule):
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
             ):
-                given = call.node.args[0].value if call.node.args else None
+                given = next((a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None)
                 if given is None:
                     said = "`.cuda()` in {}.{}: the model fails on CPU and ignores the device it was moved to; use the input's device (`.to(x.device)`)"
                 else:  # `.cuda(device)`, `.cuda(x.get_device())`: the right GPU, but never the CPU

@@ -45,7 +45,7 @@ _PARAMETER_FREE = re.compile(
 )
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
-    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act)$"
+    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act|log_prob\w*)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments

@@ -182,9 +182,32 @@ class ModeLayers:
             return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
         if name in facts.imported:
             return self._unknown_constructor(name)
-        if fn is not None and fn.name == "__init__" and _layer_kind_variable(fn, name):
-            return True  # `for from_, block, args in cfg: layers.append(block(*args))`: whatever the config names
+        if fn is not None and fn.name == "__init__":
+            kind = self._layer_kind_variable(facts, fn, name, depth)
+            if kind is not None:
+                return kind
         return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+
+    def _layer_kind_variable(self, facts, fn: FunctionInfo, name: str, depth: int) -> bool | None:
+        """A constructor calls a class it holds in a variable. `base = CNNBase if image else MLPBase`: the
+        classes it is given. A loop variable over a config (`for from_, block, args in cfg:
+        layers.append(block(*args))`), a class handed in as a parameter, or one looked up
+        (`block = eval(block)`): the layer may be anything. None: not such a variable (`init_ = lambda m: ...`)."""
+        if any(name in loop.targets for loop in fn.loops):
+            return True
+        given = [a.value for a in fn.assigns if a.targets == (name,) and a.value is not None]
+        if any(isinstance(v, cst.Lambda) for v in given):
+            return None
+        classes = []
+        for v in given:
+            for alt in (v.body, v.orelse) if isinstance(v, cst.IfExp) else (v,):
+                if isinstance(alt, (cst.Name, cst.Attribute)) and (dotted_name(alt) or "").rsplit(".", 1)[-1][:1].isupper():
+                    classes.append(alt)
+                elif not (isinstance(alt, cst.Name) and alt.value == name):  # (`block if ... else block`)
+                    return True  # `eval(block)`, `LAYERS[kind]`: looked up at run time
+        if classes:
+            return any(self._call_has(facts, cst.Call(func=c), fn, depth + 1) for c in classes)
+        return True if name in fn.params else None
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
         return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
@@ -229,12 +252,6 @@ def _layer_calls(facts, method: FunctionInfo):
         if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
             continue
         yield call
-
-
-def _layer_kind_variable(fn: FunctionInfo, name: str) -> bool:
-    """A constructor calls a class it holds in a variable: a parameter, a loop variable or a local
-    (`block = eval(block) if isinstance(block, str) else block`), so the layer may be anything."""
-    return name in fn.params or name in fn.assigned_names() or any(name in loop.targets for loop in fn.loops)
 
 
 def _zero(value: cst.BaseExpression) -> bool:
