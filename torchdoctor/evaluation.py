@@ -359,7 +359,10 @@ class Evaluation:
                 named = ((r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1))
                 inner, model = next(((r, m) for r, m in named if m is not None), (None, None))
                 if inner is not None:
-                    runs.append(ModelRun(c, model, inner.has_modes, inner.grad_off_inside or _no_grad_at(helper, inner.call)))
+                    # (a helper that backpropagates itself, MAML's `adapt`, needs the graph it builds)
+                    off = (inner.grad_off_inside or _no_grad_at(helper, inner.call) or bool(_ADAPTING_METHOD.search(helper.name))
+                           or self.has_training(helper, depth=0))
+                    runs.append(ModelRun(c, model, inner.has_modes, off))
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
@@ -627,7 +630,9 @@ class Evaluation:
         """Every call of `param` in the helper is under no_grad (or the helper is decorated): a `no_grad`
         block around some other model in it (TRL's reference-model logits) leaves this one's graph on."""
         runs = [c for c in helper.calls if c.dotted == param]
-        return bool(runs) and all(_no_grad_at(helper, c) for c in runs)
+        # (`if model.training: out = model(x) else: with torch.no_grad(): out = model(x)`: DPR's forward pass)
+        chosen = [c for c in runs if not any(f"{param}.training" in names_in(t) for t in c.context.conditions)]
+        return bool(runs) and all(_no_grad_at(helper, c) for c in chosen)
 
     def _param_bound_to(self, helper: FunctionInfo, call: CallInfo, arg: cst.Arg) -> str | None:
         if arg.keyword is not None:
