@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.facts import calls_within, dotted_name, exclusive_branches, is_test_file, names_in, within
+from torchdoctor.facts import calls_within, dotted_name, exclusive_branches, is_test_module, names_in, within
 from torchdoctor.rule import Rule
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
@@ -53,7 +53,7 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx):
         training = ctx.training
-        if is_test_file(ctx.facts.path):
+        if is_test_module(ctx.facts):
             return  # a unit test steps a throwaway model once to see its weights move
         if _ZERO_GRAD_AS_VALUE.search(ctx.facts.source) and _zero_grad_as_value(ctx.facts.module):
             return  # zero_grad handed around as a callback: resets we cannot place

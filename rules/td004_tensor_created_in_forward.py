@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_file, keyword_arg, names_in, positional_args
+from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -116,7 +116,7 @@ class TensorCreatedInForward(Rule):
 
     def check(self, ctx):
         facts, training = ctx.facts, ctx.training
-        if is_test_file(facts.path):
+        if is_test_module(facts):
             return  # test doubles (`class TinyModel: forward -> torch.randn(...)`) run on the CPU by design
         self.movers = _device_movers(facts)
         params_of = _params_of(facts)

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.evaluation import is_no_grad_name
-from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, is_test_file, keyword_arg
+from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, is_test_module, keyword_arg
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
@@ -66,7 +66,7 @@ class MissingSetEpoch(Rule):
 
     def check(self, ctx):
         facts = ctx.facts
-        if is_test_file(facts.path):
+        if is_test_module(facts):
             return  # (accelerate's test scripts run three seeded epochs on purpose to compare orders)
         if not any(self._is_sampler(c) for c in facts.calls) and not _SAMPLER_WITHOUT_ITS_OWN_CALL.search(facts.source) and (
             ctx.project is None or "DistributedSampler" in facts.source

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.facts import is_test_file
+from torchdoctor.facts import is_test_module
 from torchdoctor.rule import Rule
 
 _GUARD = re.compile(
@@ -60,7 +60,7 @@ class DdpSaveOnEveryRank(Rule):
     triggers = _DDP_MARKERS
 
     def check(self, ctx):
-        if not any(m in ctx.facts.source for m in _DDP_MARKERS) or is_test_file(ctx.facts.path):
+        if not any(m in ctx.facts.source for m in _DDP_MARKERS) or is_test_module(ctx.facts):
             return  # tests save from one process on purpose
         flow = ctx.dataflow
         for call in ctx.facts.calls_named("torch.save"):

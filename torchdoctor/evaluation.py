@@ -16,7 +16,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, names_in, unwrap_iter, within
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS
@@ -162,7 +162,7 @@ class Evaluation:
     # -- passes ----------------------------------------------------------------
     @cached_property
     def passes(self) -> list[EvalPass]:
-        if is_test_file(self.facts.path) or uses_other_framework(self.facts):
+        if is_test_module(self.facts) or uses_other_framework(self.facts):
             return []
         out = []
         for fn in self.facts.functions:
