@@ -1128,6 +1128,8 @@ class Evaluation:
                 # see) switches this model to eval, or every construction hands it a model already in eval
                 return (self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
                         or _never_held(fn.cls, model))
+            if head in fn.params and model == head and self._sibling_leaves_training(fn, head):
+                return False
             return head in fn.params or self._taken_from_param(head, fn)
         for other_facts, site in elsewhere:
             arg = self.flow.argument_for(fn, head, site)
@@ -1138,6 +1140,19 @@ class Evaluation:
             if not other.eval_mode_set_before(name + model[len(head):], site, depth + 1):
                 return False
         return True
+
+    def _sibling_leaves_training(self, fn: FunctionInfo, param: str) -> bool:
+        """With no caller in sight, a sibling function of the same file takes the model under the same
+        name, switches it to training mode and trains it (`def train(loader, model, ...): model.train()`
+        beside `def validate(loader, model, ...)`): the pair runs one after the other, and the pass finds
+        the model as training left it."""
+        for other in self.facts.toplevel_functions.values():
+            if other is fn or param not in other.params:
+                continue
+            switches = [c for c in other.calls if c.receiver == param and c.method == "train" and not _is_false_arg(c.node)]
+            if switches and not any(c.receiver == param and c.method == "eval" for c in other.calls) and self.has_training(other):
+                return True
+        return False
 
     def _taken_from_param(self, name: str, fn: FunctionInfo) -> bool:
         """`model = models[0]`, `mt_decoder = getattr(model, ...)`, `net = model.decoder`: a model (or part of
