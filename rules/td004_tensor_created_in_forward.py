@@ -282,7 +282,7 @@ class TensorCreatedInForward(Rule):
                 continue
             if (
                 carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier)
-                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier))
+                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier), after=carrier != target)
             ):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
             if forward is None and target is not None and _moved_by_callers(ctx.facts, fn, target, self.scan_of):
@@ -696,9 +696,12 @@ def _host_number(value, fn: FunctionInfo, depth: int = 0) -> bool:
     return False
 
 
-def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None) -> bool:
+def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None, after: bool = False) -> bool:
     """Some move of the name can follow the factory: not only one in the other branch of its `if`
-    (diffusers' `if not torch.is_tensor(t): t = torch.tensor([t]) elif ...: t = t[None].to(dev)`)."""
+    (diffusers' `if not torch.is_tensor(t): t = torch.tensor([t]) elif ...: t = t[None].to(dev)`).
+    `after`: only a move that comes later counts (`x = x.to(w.device)` at the top of forward moves the
+    input, not the `x` a later `torch.cat([x, torch.zeros(...)])` computes); for a name the factory
+    binds anew, where the scan of the name mixes its values, any move is taken."""
     made_info = facts.call_info(made)
     if not moves or made_info is None:
         return True
@@ -707,7 +710,8 @@ def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None) -> b
         if info is None:
             return True
         # (`x = x.to(self.conv1.weight.device)` at the top of forward moves the input, not what is built later)
-        later = info.context.order > made_info.context.order or bool(set(map(id, info.context.loops)) & set(map(id, made_info.context.loops)))
+        later = not after or info.context.order > made_info.context.order or bool(
+            set(map(id, info.context.loops)) & set(map(id, made_info.context.loops)))
         if later and not exclusive_branches(made_info.context.branches, info.context.branches):
             return True
     return False

@@ -1147,8 +1147,9 @@ class Evaluation:
         beside `def validate(loader, model, ...)`): the pair runs one after the other, and the pass finds
         the model as training left it."""
         for other in self.facts.toplevel_functions.values():
-            if other is fn or param not in other.params:
-                continue
+            shared = set(other.params) & set(fn.params) - {param, "self"}
+            if other is fn or param not in other.params or "train" not in other.name or len(shared) < 2:
+                continue  # (the pair shares its plumbing: `epoch`, `writer`, `logger`, `config`, `args`, ...)
             switches = [c for c in other.calls if c.receiver == param and c.method == "train" and not _is_false_arg(c.node)]
             if switches and not any(c.receiver == param and c.method == "eval" for c in other.calls) and self.has_training(other):
                 return True
