@@ -117,6 +117,13 @@ class MissingZeroGrad(Rule):
         models = training.optimizer_models.get(optimizer)
         if not models:
             return bool(others)  # cannot tell which model it optimizes: any model reset may be it
+        if others and all(o.startswith("self.") for o in others):
+            # `self.model.zero_grad()` in a trainer class stepping an optimizer handed in, built over
+            # `model.classifier` by a script: names of two scopes say nothing of each other, so only
+            # the class's own models are compared
+            models = {m for m in models if m.startswith("self.")}
+            if not models:
+                return True
         # Every model the optimizer steps must be reset: both CycleGAN generators of one `Adam(chain(G_ab, G_ba))`
         # (SPGAN resetting one of them left the other's gradients to pile up), by their own `zero_grad()` or by
         # other optimizers that own them whole (infoGAN); not by a sparse optimizer's reset of two embedding

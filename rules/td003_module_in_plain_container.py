@@ -77,7 +77,11 @@ class ModuleInPlainContainer(Rule):
             registering: dict[str, list] = {}  # name -> the calls that register what it holds
             for call in calls:
                 last = (call.dotted or "").rsplit(".", 1)[-1]
-                if last in _REGISTERING and "property" not in call.function.decorators:
+                # (or a project module built from the whole list, `OpSequential(self.input_stem)`: it registers them)
+                handed_whole = last not in _REGISTERING and any(
+                    isinstance(a.value, (cst.Name, cst.Attribute)) for a in call.node.args
+                ) and training.constructs_module(call.node) and not (call.qualname or "").startswith("torch.")
+                if (last in _REGISTERING or handed_whole) and "property" not in call.function.decorators:
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
                     names = {n for arg in call.node.args for n in names_in(arg.value)}

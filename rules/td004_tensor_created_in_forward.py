@@ -247,7 +247,10 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.arange(n, out=x.new(n).long())`: written into a tensor on the input's device
             device = keyword_arg(call.node, "device")
             if device is not None:
-                if _is_cpu(device.value) and not _named_host_side(uses.assigned_name(call.node)):
+                scalar = factory in _LITERAL_DATA and not _is_sequence_literal(call.node) or _is_zero_dim_size(call.node)
+                if _is_cpu(device.value) and not _named_host_side(uses.assigned_name(call.node)) and not (
+                    scalar or id(call.node) in uses.moved  # a 0-dim value mixes with CUDA tensors; `(...).to("cuda")`
+                ):
                     yield ctx.report(
                         call.node,
                         f"`torch.{factory}(..., device=\"cpu\")` in {cls_name}.{fn.name} pins the tensor to the CPU: "

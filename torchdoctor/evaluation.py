@@ -54,6 +54,7 @@ _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
+_OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
 _ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap|unwrap)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
@@ -168,6 +169,10 @@ class Evaluation:
         for fn in self.facts.functions:
             if fn.is_module or (fn.name in LIGHTNING_HOOKS and self._run_by_a_framework(fn)) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
+            if _returns_first(fn):
+                continue  # `def test(self): return` above the old body: switched off, nothing after it runs
+            if fn.cls is not None and _OTHER_RUNTIME.search(fn.cls.name):
+                continue  # `TrtEvitSam.predict_torch`: the networks it runs are TensorRT or ONNX engines
             attacked = False
             if self.has_training(fn):
                 # `eval_adv_test_whitebox`: a PGD attack backpropagates to the input and steps nothing; the
@@ -1184,6 +1189,8 @@ class Evaluation:
                 value = under_moves(a.value)
                 if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
                     return True
+                if a.value is not None and judge._made_in_eval_mode(a.value, m) and judge._last_mode(m, model, 1 << 62) == "eval":
+                    return True  # `self.model = InceptionV3().cuda().eval()`, then maybe wrapped in DDP
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:
@@ -1333,6 +1340,19 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     if "train" in modes:
         return "train"
     return "eval" if "eval" in modes else None
+
+
+def _returns_first(fn: FunctionInfo) -> bool:
+    """The function's first statement (after its docstring) is a bare `return`: the rest is dead code."""
+    body = fn.node.body.body if fn.node is not None and isinstance(fn.node.body, cst.IndentedBlock) else []
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            return isinstance(small, cst.Return) and small.value is None
+        return False
+    return False
 
 
 def _no_grad_at(helper: FunctionInfo, call: CallInfo) -> bool:
