@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchdoctor.dataflow import LOG_SOFTMAX, SIGMOID, SOFTMAX
+from torchdoctor.dataflow import LOG_SOFTMAX, LOGIT_LOSSES, SIGMOID, SOFTMAX
 from torchdoctor.facts import argument
 from torchdoctor.rule import Rule
 
@@ -96,6 +96,12 @@ class SoftmaxIntoCrossEntropy(Rule):
                         else " (the second one is redundant); pass the logits, or use NLLLoss on log-probabilities"
                     ),
                 )
+            elif loss == LOGIT_LOSSES and kind == SOFTMAX:
+                yield ctx.report(
+                    call.node,
+                    f"'{what}' is softmax output, but the loss it goes to (CrossEntropyLoss or BCEWithLogitsLoss, "
+                    "chosen by a flag) squashes its input itself: the probabilities are squashed twice; pass the logits",
+                )
             elif loss == "BCEWithLogitsLoss" and kind in (SIGMOID, SOFTMAX):
                 yield ctx.report(
                     call.node,
@@ -110,4 +116,4 @@ class SoftmaxIntoCrossEntropy(Rule):
             return "CrossEntropyLoss"
         if loss in _BCE_WITH_LOGITS:
             return "BCEWithLogitsLoss"
-        return None
+        return loss if loss == LOGIT_LOSSES else None

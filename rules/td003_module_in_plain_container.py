@@ -135,6 +135,8 @@ class ModuleInPlainContainer(Rule):
                     )
                     if value.value not in registered and made_as_container:
                         holds, kind = True, local_sources.get(value.value, "list")
+                if not holds and kind is not None:
+                    holds = _lists_unregistered_modules(training, a, attr, assigns, registered)
                 if not holds or _only_stateless(ctx, value):
                     continue
                 yield ctx.report(
@@ -207,6 +209,27 @@ def _names_a_module(training, call, value: cst.BaseExpression) -> bool:
         and training.constructs_module(a.value)
         for a in call.function.assigns
     )
+
+
+def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, registered: set) -> bool:
+    """`self.concurent = [b0, b1, b2]` after `b0 = nn.Sequential(...)` in the same method, kept nowhere
+    else; or `self.class_embed = [self.class_embed for _ in range(n)]`, which replaces the registered
+    module by a list of it."""
+    value = a.value
+    elements = [value.elt] if isinstance(value, cst.ListComp) else [
+        e.value for e in getattr(value, "elements", ()) if isinstance(e, cst.Element)
+    ]
+    for element in elements:
+        name = dotted_name(element)
+        if name == attr and any(b.targets == (attr,) and b.context.order < a.context.order
+                                and b.function is a.function and training.constructs_module(b.value) for b in assigns):
+            return True
+        if isinstance(element, cst.Name) and not _registered_elsewhere(element, registered, assigns) and any(
+            b.targets == (name,) and b.function is a.function and b.context.order < a.context.order
+            and training.constructs_module(b.value) for b in a.function.assigns
+        ):
+            return True
+    return False
 
 
 def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns) -> bool:

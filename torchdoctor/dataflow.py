@@ -78,6 +78,7 @@ class Origin:
 
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
+LOGIT_LOSSES = "<CrossEntropyLoss or BCEWithLogitsLoss>"  # a loss chosen by a flag among losses that take logits
 
 
 def _rebinds(name: str, value) -> bool:
@@ -408,10 +409,11 @@ class DataFlow:
                 built = built | more if built is not None and more is not None else None
         else:
             built = self._constructors(call.node.func, call.function, call.context.order, 0)
-        if built and all(
-            q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q) for q in built
-        ):
+        cross_entropy = {q for q in built or () if q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q)}
+        if built and cross_entropy == built:
             return "torch.nn.CrossEntropyLoss"
+        if built and cross_entropy and built - cross_entropy == {"torch.nn.BCEWithLogitsLoss"}:
+            return LOGIT_LOSSES  # `BCEWithLogitsLoss() if mixup else CrossEntropyLoss()`: logits either way
         return None
 
     def _logit_function(self, value, fn: FunctionInfo, depth: int = 0) -> bool:
