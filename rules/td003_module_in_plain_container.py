@@ -202,14 +202,15 @@ def _holds_module(training, value: cst.BaseExpression) -> bool:
     return False
 
 
-def _names_a_module(training, call, value: cst.BaseExpression) -> bool:
-    """`block = Block(dim)` ... `self.blocks.append(block)`: a local name the same function builds a module into."""
+def _names_a_module(training, where, value: cst.BaseExpression) -> bool:
+    """`block = Block(dim)` ... `self.blocks.append(block)` (or `self.blocks = [block, ...]`): a local name
+    the function of `where` (a call or an assignment) builds a module into before it."""
     if not isinstance(value, cst.Name):
         return False
     return any(
-        a.targets == (value.value,) and a.value is not None and a.context.order < call.context.order
+        a.targets == (value.value,) and a.value is not None and a.context.order < where.context.order
         and training.constructs_module(a.value)
-        for a in call.function.assigns
+        for a in where.function.assigns
     )
 
 
@@ -222,14 +223,12 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
         e.value for e in getattr(value, "elements", ()) if isinstance(e, cst.Element)
     ]
     for element in elements:
-        name = dotted_name(element)
-        if name == attr and any(b.targets == (attr,) and b.context.order < a.context.order
-                                and b.function is a.function and training.constructs_module(b.value) for b in assigns):
-            return True
-        if isinstance(element, cst.Name) and not _registered_elsewhere(element, registered, assigns) and any(
-            b.targets == (name,) and b.function is a.function and b.context.order < a.context.order
-            and training.constructs_module(b.value) for b in a.function.assigns
+        if dotted_name(element) == attr and any(
+            b.targets == (attr,) and b.context.order < a.context.order and training.constructs_module(b.value)
+            for b in a.function.assigns
         ):
+            return True
+        if _names_a_module(training, a, element) and not _registered_elsewhere(element, registered, assigns):
             return True
     return False
 

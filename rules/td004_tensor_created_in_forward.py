@@ -228,15 +228,16 @@ class TensorCreatedInForward(Rule):
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
             ):
+                where = f"{cls_name}.{fn.name}"
                 given = next((a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None)
                 if given is None:
-                    said = "`.cuda()` in {}.{}: the model fails on CPU and ignores the device it was moved to; use the input's device (`.to(x.device)`)"
+                    said = (f"`.cuda()` in {where}: the model fails on CPU and ignores the device it was moved to; "
+                            "use the input's device (`.to(x.device)`)")
                 else:  # `.cuda(device)`, `.cuda(x.get_device())`: the right GPU, but never the CPU
-                    device = cst.Module([]).code_for_node(given)
+                    device = ctx.code(given)
                     plain = isinstance(given, cst.Name) or isinstance(given, cst.Attribute) and given.attr.value == "device"
-                    said = (f"`.cuda({device})` in {{}}.{{}}: the model fails on CPU; use `.to("
-                            f"{device if plain else 'x.device'})`, which works on every device")
-                yield ctx.report(call.node, "hard-coded " + said.format(cls_name, fn.name))
+                    said = f"`.cuda({device})` in {where}: the model fails on CPU; use `.to({device if plain else 'x.device'})`, which works on every device"
+                yield ctx.report(call.node, "hard-coded " + said)
                 continue
             factory = _factory_name(call)
             if factory is None:

@@ -250,7 +250,8 @@ def _ddp_loader(call: cst.Call) -> bool:
 def _timm_distributed_loader(made) -> bool:
     """timm's `create_loader(dataset, ..., is_training=True, distributed=args.distributed)`: a training
     loader built with a DistributedSampler when distributed (its evaluation loaders use an ordered one)."""
-    if not (made.qualname() or "").startswith("timm.data.") or not (made.qualname() or "").endswith(".create_loader"):
+    q = made.qualname() or ""
+    if not (q.startswith("timm.data.") and q.endswith(".create_loader")):
         return False
     training, distributed = keyword_arg(made.call, "is_training"), keyword_arg(made.call, "distributed")
     return training is not None and not _is_false(training) and distributed is not None and not _is_false(distributed)

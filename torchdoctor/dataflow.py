@@ -686,7 +686,7 @@ class DataFlow:
         unpacked = self._unpacking(name, fn, order)
         if unpacked is not None:  # `loaders, samplers = get_datasets(cfg)`: the list returned in that place
             value, index, width, at = unpacked
-            return self._unpacked_elements(value, index, width, fn, at, depth + 1)
+            return self._element_origins(value, index, width, fn, at, depth + 1, elements=True)
         candidates = self.reaching_candidates(name, fn, order)
         if candidates:
             found = [o for a in candidates for o in self.element_origins(a.value, fn, a.context.order, depth + 1)]
@@ -732,31 +732,25 @@ class DataFlow:
             return None
         return a.value, names.index(name), len(names), a.context.order
 
-    def _element_origins(self, value, index: int, width: int, fn: FunctionInfo, order: int, depth: int) -> list:
-        """Origins of element `index` of a `width`-tuple: a literal's element, or each return's."""
+    def _element_origins(self, value, index: int, width: int, fn: FunctionInfo, order: int, depth: int,
+                         elements: bool = False) -> list:
+        """Origins of element `index` of a `width`-tuple: a literal's element, or each return's. With
+        `elements`, the origins of what that element holds, itself a list: `return [train_loader,
+        test_loader], [train_sampler, test_sampler]`."""
         if isinstance(value, (cst.Tuple, cst.List)):
             if len(value.elements) != width or any(isinstance(e, cst.StarredElement) for e in value.elements):
                 return [None]
-            return self.origins(value.elements[index].value, fn, order, depth + 1)
+            take = self.element_origins if elements else self.origins
+            return take(value.elements[index].value, fn, order, depth + 1)
         if isinstance(value, cst.Call) and depth < 10:
             returned = self._returns_of(value, fn, depth)
             if returned:
-                return [o for flow, v, where, at in returned for o in flow._element_origins(v, index, width, where, at, depth + 1)]
-        if isinstance(value, cst.Name) and depth < 10:  # `return loaders`, a list built by appends: any element
+                return [
+                    o for flow, v, where, at in returned
+                    for o in flow._element_origins(v, index, width, where, at, depth + 1, elements)
+                ]
+        if isinstance(value, cst.Name) and depth < 10 and not elements:  # `return loaders`, a list built by appends: any element
             return self.element_origins(value, fn, order, depth + 1)
-        return [None]
-
-    def _unpacked_elements(self, value, index: int, width: int, fn: FunctionInfo, order: int, depth: int) -> list:
-        """Origins of the elements of element `index` of a `width`-tuple, itself a list:
-        `return [train_loader, test_loader], [train_sampler, test_sampler]`."""
-        if isinstance(value, (cst.Tuple, cst.List)):
-            if len(value.elements) != width or any(isinstance(e, cst.StarredElement) for e in value.elements):
-                return [None]
-            return self.element_origins(value.elements[index].value, fn, order, depth + 1)
-        if isinstance(value, cst.Call) and depth < 10:
-            returned = self._returns_of(value, fn, depth)
-            if returned:
-                return [o for flow, v, where, at in returned for o in flow._unpacked_elements(v, index, width, where, at, depth + 1)]
         return [None]
 
     def flow_of(self, origin: Origin) -> "DataFlow":

@@ -19,7 +19,7 @@ from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
-from torchdoctor.training import OTHER_FRAMEWORKS
+from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
@@ -331,10 +331,10 @@ class Evaluation:
                 continue
             if self._runs_through_method(c):
                 # model.forward(x), model.encode(x), tacotron.infer(seq)
-                method = self._model_method(c)
+                inst, method = self._model_method(c)
                 # `@torch.no_grad() def sample(self, ...)`; a library model's own `inference`/`predict`, whose
                 # code is not in the project, commonly disables gradients itself (PyG's `BasicGNN.inference`)
-                off = self._grad_off_in_method(c, method) if method is not None else (
+                off = self._delegates_grad_off(inst.facts, inst.cls, method) if method is not None else (
                     bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
                     or self._grad_off_in_every_method_named(c.method)
                 )
@@ -343,7 +343,7 @@ class Evaluation:
             if c.method == "generate" and self._runs_through_method(c, generating=True):
                 # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
                 # Hugging Face's generate runs under no_grad; a project's own generate may not.
-                method = self._model_method(c)
+                _, method = self._model_method(c)
                 off = method is None or self._sets_grad_mode(method)
                 runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
@@ -474,20 +474,17 @@ class Evaluation:
         q = self.facts.qualify(value.func) or ""  # `model = RENet(...).to(device)`, RENet imported from PyG
         return "." in q and q.rsplit(".", 1)[-1][:1].isupper() and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None
 
-    def _model_method(self, call: CallInfo) -> FunctionInfo | None:
-        """The method `model.sample(...)` runs, when the model's class is known."""
+    def _model_method(self, call: CallInfo) -> tuple:
+        """(instance, method) for the method `model.sample(...)` runs, when the model's class is known;
+        else (None, None)."""
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is None or inst.cls is None:
-            return None
-        return self._method_of(inst.facts, inst.cls, call.method)
-
-    def _grad_off_in_method(self, call: CallInfo, method: FunctionInfo) -> bool:
-        """The model method turns gradients off itself, or hands the work to one of its class's methods
-        that does (AllenNLP's `forward_on_instance` -> `forward_on_instances`, under no_grad)."""
-        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
-        return self._delegates_grad_off(inst.facts, inst.cls, method) if inst is not None and inst.cls is not None else self._sets_grad_mode(method)
+            return None, None
+        return inst, self._method_of(inst.facts, inst.cls, call.method)
 
     def _delegates_grad_off(self, facts, cls, method: FunctionInfo, depth: int = 0) -> bool:
+        """The model method turns gradients off itself, or hands the work to one of its class's methods
+        that does (AllenNLP's `forward_on_instance` -> `forward_on_instances`, under no_grad)."""
         if self._sets_grad_mode(method):
             return True
         if depth > 1 or any(c.dotted in ("self", "self.forward") for c in method.calls):
@@ -1183,13 +1180,13 @@ class Evaluation:
                 if (c.method == "eval" and c.receiver in (model, "self")) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
-            for a in m.assigns:  # `model.eval(); self.model = model.to(device)` in `__init__`: a frozen scorer
-                if a.targets != (model,) or judge._last_mode(m, model, 1 << 62) == "train":
-                    continue
+            assigned = [a for a in m.assigns if a.targets == (model,)]
+            left = judge._last_mode(m, model, 1 << 62) if assigned else None  # the mode the method leaves it in
+            for a in assigned if left != "train" else []:  # `model.eval(); self.model = model.to(device)` in `__init__`
                 value = under_moves(a.value)
                 if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
                     return True
-                if a.value is not None and judge._made_in_eval_mode(a.value, m) and judge._last_mode(m, model, 1 << 62) == "eval":
+                if a.value is not None and left == "eval" and judge._made_in_eval_mode(a.value, m):
                     return True  # `self.model = InceptionV3().cuda().eval()`, then maybe wrapped in DDP
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
@@ -1395,8 +1392,7 @@ def _model_named(arg: cst.BaseExpression | None) -> str | None:
     """The model an argument names: `model`, or `model.module if isinstance(model, DDP) else model`
     (the wrapped model either way, whose mode is the wrapper's)."""
     if isinstance(arg, cst.IfExp):
-        names = {(dotted_name(branch) or "").removesuffix(".module") for branch in (arg.body, arg.orelse)}
-        return names.pop() if len(names) == 1 and "" not in names else None
+        return unwrapped_either_way(arg)
     return dotted_name(arg) if arg is not None else None
 
 

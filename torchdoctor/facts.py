@@ -28,8 +28,10 @@ def is_test_module(facts: "FileFacts") -> bool:
     """A test file by its path, unless its name is all that says so: `u2net_test.py` or `test_net.py`
     with a `__main__` block and no test functions is an evaluation script, and is checked as one."""
     p = PurePath(facts.path)
-    if not is_test_file(facts.path) or not {"tests", "testing"}.isdisjoint(p.parts) or p.name == "conftest.py":
-        return is_test_file(facts.path)
+    if not is_test_file(facts.path):
+        return False
+    if not {"tests", "testing"}.isdisjoint(p.parts) or p.name == "conftest.py":
+        return True
     heads = {q.split(".", 1)[0] for q in facts.imports.values()}
     tests_inside = any(n.startswith("test") for n in facts.toplevel_functions) or any(
         n.startswith("Test") for n in facts.classes

@@ -282,8 +282,11 @@ class ProjectIndex:
 
     def methods_named(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "FunctionInfo"]]:
         """Every method `def <method_name>(self, ...)` of a class in the project, this file included."""
+        def defined_in(other: FileFacts) -> list:
+            return [(other, m) for cls in other.all_classes for m in cls.methods.values() if m.name == method_name]
+
         if facts.path == "<string>":
-            return [(facts, m) for cls in facts.all_classes for m in cls.methods.values() if m.name == method_name]
+            return defined_in(facts)
         root = self.root_for(Path(facts.path).resolve())
 
         def find():
@@ -291,7 +294,7 @@ class ProjectIndex:
             for path, text in self._project_texts(root):
                 other = self.facts_for_path(path) if f"def {method_name}(" in text else None
                 if other is not None:
-                    found.extend((other, m) for cls in other.all_classes for m in cls.methods.values() if m.name == method_name)
+                    found.extend(defined_in(other))
             return found
 
         return self._remembered((root, "def " + method_name), find)

@@ -87,7 +87,7 @@ class TrainingFacts:
             table: dict[str, str] = {}
             for a in fn.assigns:
                 if a.augmented is None and len(a.targets) == 1 and "." not in a.targets[0]:
-                    source = (dotted_name(a.value) or _unwrapped_either_way(a.value)) if a.value is not None else None
+                    source = (dotted_name(a.value) or unwrapped_either_way(a.value)) if a.value is not None else None
                     if source and source != a.targets[0] and source not in ("None", "True", "False"):
                         table[a.targets[0]] = source
             out[id(fn)] = table
@@ -481,8 +481,8 @@ class TrainingFacts:
     def _aliased_module_class(self, facts: FileFacts, written: str, depth: int) -> bool:
         """`written` is a module-level alias of a module class: a torch.nn class, a project module class,
         or one named as a layer (`from layers import NaiveSyncBatchNorm`, in a folder the project cannot see)."""
-        for a in facts.assigns:
-            if a.targets != (written,) or not a.function.is_module or a.value is None:
+        for a in facts.module_function.assigns:
+            if a.targets != (written,) or a.value is None:
                 continue
             name = dotted_name(a.value)
             if not name or name == written:
@@ -573,7 +573,7 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 # Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
 OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet"}
 
-def _unwrapped_either_way(value) -> str | None:
+def unwrapped_either_way(value) -> str | None:
     """`self.encoder.module if params.multi_gpu else self.encoder`: the same model, wrapped or not."""
     if not isinstance(value, cst.IfExp):
         return None
@@ -683,8 +683,8 @@ def _picked_by_name(a) -> bool:
     if bool(others) and any(others & names_in(test) for test in a.context.conditions):
         return True
     # `if p.grad is not None and p.grad.sum() == 0: p.grad = None`: only the gradients that are all zero
-    code = " ".join(cst.Module([]).code_for_node(test) for test in a.context.conditions)
-    return any(f"{owner}.grad." in code for owner in owners)
+    read = {n for test in a.context.conditions for n in names_in(test)}
+    return any(n.startswith(f"{owner}.grad.") for owner in owners for n in read)
 
 
 def _substitute(name: str | None, subst: dict[str, str]) -> str | None:
