@@ -87,8 +87,11 @@ class ModuleInPlainContainer(Rule):
                     names = {n for arg in call.node.args for n in names_in(arg.value)}
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
                     names |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
-                    # `for container in [a, b, c, d]: for name, m in container.named_children(): self.add_module(name, m)`
-                    names |= {n for loop in call.context.loops if isinstance(loop.node, cst.For) for n in names_in(loop.node.iter)}
+                    # `for container in [a, b, c, d]: for name, m in container.named_children(): self.add_module(name, m)`:
+                    # what the loops walk, when their variables reach the call (not `for _ in range(len(self.projects))`)
+                    for loop in reversed(call.context.loops):
+                        if isinstance(loop.node, cst.For) and names & set(loop.targets):
+                            names |= names_in(loop.node.iter)
                     for name in names:
                         registering.setdefault(name, []).append(call)
             registered = set(registering)
