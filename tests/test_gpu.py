@@ -255,9 +255,23 @@ def _cpu_mask_into_helper(x):
     return similarities(x, torch.arange(x.shape[0]) % 2 == 0)
 
 
+def _cpu_mask_written_through_cuda_mask(x):
+    ids = (x[..., 0] > 0).long()
+    masked = torch.bernoulli(torch.full(ids.shape, 0.5)).bool()  # ALBEF's MLM mask, drawn on the CPU
+    masked[ids == 0] = False  # a CPU tensor written through a CUDA mask
+    labels = ids.clone()
+    labels[~masked] = -100
+    return labels
+
+
+def _one_element_count_as_slice_bound(x):
+    n_channels = torch.IntTensor([2])  # WaveNet's `n_channels_tensor`, read back as `n_channels[0]`
+    return x[:, : n_channels[0], :]
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_values_into_cuda_slice, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
+    [_cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number],
 )

@@ -276,16 +276,23 @@ class DataFlow:
         `other_files` wherever the project defines them."""
         if fn.cls is None:
             return []
+        return self._calls_in_ancestors(fn.cls, f"self.{fn.name}", other_files, {id(fn.cls)})
+
+    def _calls_in_ancestors(self, cls: ClassInfo, dotted: str, other_files: bool, seen: set) -> list:
+        """Dassl's `CDAC(TrainerXU)`, `TrainerXU(SimpleTrainer)`: the generic `test()` that calls
+        `self.model_inference(...)` may sit two bases up."""
         found = []
-        for written in fn.cls.written_bases:
+        for written in cls.written_bases:
             if other_files:
                 base = lookup_class(self.project, self.facts, written)
             else:
                 base = (self.facts, self.facts.classes[written]) if written in self.facts.classes else None
-            if base is None or base[1] is fn.cls:
+            if base is None or id(base[1]) in seen or len(seen) > 4:
                 continue
+            seen.add(id(base[1]))
             flow = self.flow_for(base[0])
-            found += [(flow, base[1], c) for m in base[1].methods.values() for c in m.calls if c.dotted == f"self.{fn.name}"]
+            found += [(flow, base[1], c) for m in base[1].methods.values() for c in m.calls if c.dotted == dotted]
+            found += flow._calls_in_ancestors(base[1], dotted, other_files, seen)
         return found
 
     def instance_call_sites(self, fn: FunctionInfo) -> list[CallInfo]:

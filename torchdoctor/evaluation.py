@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import libcst as cst
 
@@ -95,6 +96,9 @@ class EvalPass:
     needs_grad: bool = False  # an adversarial evaluation: backward to the input, no step; judged only for the mode
 
 
+_FRAMEWORK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(\w+)", re.M)
+
+
 def is_no_grad_name(name: str | None) -> bool:
     return bool(name) and name.rsplit(".", 1)[-1].endswith(_NO_GRAD_WORDS)  # YOLOv5's `smart_inference_mode`
 
@@ -165,6 +169,31 @@ class Evaluation:
     def passes(self) -> list[EvalPass]:
         if is_test_module(self.facts) or uses_other_framework(self.facts):
             return []
+        out = self._find_passes()
+        if out and self._neighbours_use_other_framework():
+            return []
+        return out
+
+    def _neighbours_use_other_framework(self) -> bool:
+        """compare_gan's `metrics/accuracy.py` imports no framework itself, only project modules built on
+        TensorFlow: its `gan.z_generator(...)` is no PyTorch model. Asked only of files with a pass."""
+        project = self.training.project
+        heads = {q.split(".", 1)[0] for q in self.facts.imports.values()}
+        if project is None or "torch" in heads or self.facts.path == "<string>":
+            return False
+        seen = set()
+        for qualified in self.facts.imports.values():
+            file = project.module_file(Path(self.facts.path), qualified)
+            if file is None and "." in qualified:
+                file = project.module_file(Path(self.facts.path), qualified.rsplit(".", 1)[0])
+            if file is not None:
+                try:
+                    seen |= set(_FRAMEWORK_IMPORT.findall(file.read_text(errors="replace")))
+                except OSError:
+                    continue
+        return bool(seen & OTHER_FRAMEWORKS) and "torch" not in seen
+
+    def _find_passes(self) -> list[EvalPass]:
         out = []
         for fn in self.facts.functions:
             if fn.is_module or (fn.name in LIGHTNING_HOOKS and self._run_by_a_framework(fn)) or _BN_STATISTICS.search(fn.name):
@@ -543,6 +572,18 @@ class Evaluation:
             return self.for_file(found[0])._returns_evaluated(found[1], depth)
         return self._returns_evaluated(callee, depth)
 
+    def _wraps_evaluated(self, value: cst.BaseExpression, fn: FunctionInfo, order: int) -> bool:
+        """`seg_model = build_seg_inference(model, ...)` right after `model.eval()`: a project wrapper
+        built around a model already in eval mode (GroupViT's segmentation head runs `self.model`)."""
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+            return False
+        inner = value.args[0].value
+        if not isinstance(inner, cst.Name) or dotted_name(value.func) is None:
+            return False
+        if self._project_function(value.func) is None and self.facts.resolve_callee(value.func, fn) is None:
+            return False
+        return self._last_mode(fn, inner.value, order) == "eval"
+
     def _project_function(self, func: cst.BaseExpression) -> tuple | None:
         """(facts, function) for a function or `Class.method` imported from another file of the project."""
         project = self.training.project
@@ -745,7 +786,7 @@ class Evaluation:
     def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
-        sites = self._sites_anywhere(fn)
+        sites = self._sites_anywhere(fn, through_bases=True)
         if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
         return bool(sites) and all(
@@ -918,6 +959,11 @@ class Evaluation:
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
                 return True  # `__init__` or a loader method leaves `self.model` in eval mode
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
+        if not sites and head == "self" and fn.cls is not None:
+            # Dassl's `model_inference`, an override run by the generic `test()` of a base class in another file
+            based = [(j, site) for j, site in self._sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
+            if based:
+                return all(judge.eval_mode_set_before(model, site, depth + 1) for judge, site in based)
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
             # closure sees the model as the enclosing function left it where the closure is defined
@@ -1252,9 +1298,10 @@ class Evaluation:
         # (`encoder = self.encoder.module if multi_gpu else self.encoder`: the run's name is an alias)
         names = {model, self.training.canonical(model, fn) or model}
         for c in fn.calls:
-            if c.context.order >= before or c.receiver is None:
+            receiver = c.receiver or _switched_item(c)
+            if c.context.order >= before or receiver is None:
                 continue
-            receivers = {c.receiver, self.training.canonical(c.receiver, fn) or c.receiver}  # (`model = model.module` aliases model to itself)
+            receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
             if not any(within(m, r) or r == "self" for r in receivers for m in names):
                 continue
             if not self._switch_reaches(c, model):
@@ -1272,7 +1319,9 @@ class Evaluation:
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
             covers = any(within(model, t) for t in a.targets)
-            if a.context.order < before and covers and a.value is not None and self._made_in_eval_mode(a.value, fn):
+            if a.context.order < before and covers and a.value is not None and (
+                self._made_in_eval_mode(a.value, fn) or self._wraps_evaluated(a.value, fn, a.context.order)
+            ):
                 events.append((a.context.order, "eval", a.context.branches))
         latest = max((e[0] for e in events), default=-1)
         for c in fn.calls:  # a helper that puts the model back into training mode
@@ -1484,6 +1533,23 @@ def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
         and (receiver is None or within(i.receiver, receiver))
         for i in callee.calls
     )
+
+
+def _switched_item(call: CallInfo) -> str | None:
+    """The receiver of a switch on an item of a dict of models (StyleTTS2's Munch of networks, read back
+    as `model.text_encoder`): `model` for `[model[key].eval() for key in model]` or
+    `for k in nets: nets[k].train()`, every network it holds; `model.decoder` for `model["decoder"].eval()`."""
+    func = call.node.func
+    if call.method not in ("eval", "train") or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Subscript):
+        return None
+    index = func.value.slice[0].slice if len(func.value.slice) == 1 else None
+    held = dotted_name(func.value.value)
+    if held is None or not isinstance(index, cst.Index):
+        return None
+    if isinstance(index.value, cst.Name):
+        return held
+    key = index.value.evaluated_value if isinstance(index.value, cst.SimpleString) else None
+    return f"{held}.{key}" if isinstance(key, str) and key.isidentifier() else None
 
 
 def _is_false_arg(call: cst.Call) -> bool:
