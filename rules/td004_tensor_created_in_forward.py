@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import CallInfo, FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -227,6 +227,7 @@ class TensorCreatedInForward(Rule):
             if (
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
+                and not _offloaded_after(call)
             ):
                 where = f"{cls_name}.{fn.name}"
                 given = next((a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None)
@@ -275,14 +276,16 @@ class TensorCreatedInForward(Rule):
                 continue
             if id(call.node) in uses.moved or id(call.node) in uses.indexing:
                 continue
-            if _read_as_host_scalar(ctx.facts, fn, call.node, target):
+            if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project):
                 continue
             if (
                 target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target)
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
             ):
                 continue
-            if target is not None and uses.only_cpu_side(target, call.node):
+            if target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
+                continue
+            if target is None and carrier is None and _saved_for_host_reads(fn, uses.callers_of(call.node), call.node):
                 continue
             if (
                 carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier)
@@ -495,6 +498,47 @@ def _guarded_by_device_check(call) -> bool:
     return any(_tests_device(test) for test in call.context.conditions)
 
 
+def _saved_for_host_reads(fn: FunctionInfo, users: list[cst.Call], made: cst.Call) -> bool:
+    """apex's `ctx.save_for_backward(logits, torch.FloatTensor([smoothing]))`, read back in `backward` only
+    as `smoothing.item()`: a number carried to the backward pass, never mixed with the gradients."""
+    backward = fn.cls.methods.get("backward") if fn.cls is not None and fn.name == "forward" else None
+    if backward is None or len(users) != 1 or (dotted_name(users[0].func) or "").rsplit(".", 1)[-1] != "save_for_backward":
+        return False
+    position = next((i for i, a in enumerate(users[0].args) if a.value is made), None)
+    unpacked = next((a for a in backward.assigns if (dotted_name(a.value) or "").endswith(".saved_tensors")), None)
+    if position is None or unpacked is None or position >= len(unpacked.targets):
+        return False
+    name = unpacked.targets[position]
+    reads = [c for c in backward.calls if c.receiver == name]
+    return bool(reads) and all(c.method in ("item", "tolist") for c in reads) and _HostReads(name).count(backward) == len(reads)
+
+
+class _HostReads(cst.CSTVisitor):
+    """How often a name is read at all, to check that every read is one of the calls already seen."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.reads = name, 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads += node.value == self.name
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return False
+
+    def count(self, fn: FunctionInfo) -> int:
+        fn.node.body.visit(self)
+        return self.reads
+
+
+def _offloaded_after(call: CallInfo) -> bool:
+    """Jukebox's `self.prime_prior.cuda()` ... `self.prime_prior.cpu()`: a submodule brought onto the GPU
+    for one call and sent back, to spare GPU memory; the author manages its device on purpose."""
+    receiver = call.receiver or ""
+    return receiver.startswith("self.") and any(
+        c.method == "cpu" and c.receiver == receiver and c.context.order > call.context.order for c in call.function.calls
+    )
+
+
 def _tests_device(test: cst.BaseExpression) -> bool:
     """`torch.cuda.is_available()`, `x.is_cuda`, `device == "cpu"`, `self.cpu_cache`: a test that chooses
     by device (RVRT keeps features on the host when `cpu_cache` is set, and brings each back with `.cuda()`)."""
@@ -503,6 +547,11 @@ def _tests_device(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison) and all(isinstance(c.operator, (cst.In, cst.NotIn)) for c in test.comparisons):
         return False  # `device not in self.labels`: a cache keyed by device, not a choice of device
     text = " ".join(names_in(test)).lower()
+    if isinstance(test, cst.Comparison):  # YOLOX's `if mode == "cpu":` (assignment falls back to the host on OOM)
+        text += " " + " ".join(
+            str(side.evaluated_value).lower() for side in (test.left, *(c.comparator for c in test.comparisons))
+            if isinstance(side, cst.SimpleString)
+        )
     return any(word in text for word in (*_DEVICE_WORDS, "cpu"))
 
 
@@ -611,11 +660,11 @@ def _params_of(facts) -> dict[str, tuple[str, ...]]:
     return {name: fn.params for name, fn in facts.toplevel_functions.items()}
 
 
-def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str | None = None) -> bool:
+def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str | None = None, project=None) -> bool:
     """`helper(x, torch.IntTensor([n]))` where helper only reads `param[0]`: a host-side number.
 
     (WaveGlow's `fused_add_tanh_sigmoid_multiply(a, b, n_channels)` slices with `n_channels[0]`; the
-    tensor may be passed by the name it was given.)
+    tensor may be passed by the name it was given, and VITS keeps the helper in `commons.py`.)
     """
     for call in fn.calls:
         positional = [a for a in call.node.args if a.keyword is None and not a.star]
@@ -626,6 +675,9 @@ def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str
         if index is None:
             continue
         helper = facts.resolve_function(call)
+        if helper is None and project is not None and call.dotted:
+            found = project.function_named(facts, call.dotted)
+            helper = found[1] if found is not None else None
         params = [p for p in helper.params if p not in ("self", "cls")] if helper is not None else []
         if helper is None or helper.node is None or index >= len(params):
             return False
@@ -1171,6 +1223,8 @@ class _UseScan(cst.CSTVisitor):
                     for part in _value_calls(arg.value):
                         self.targets[id(part)] = a.targets[0]
         self._tracked = set(self.targets.values())
+        self._assign_info = {id(a.node): a for a in fn.assigns}
+        self.rebound: dict[str, list[tuple[int, object]]] = {}  # name -> (when, assignment) for each fresh value
         # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
         # `targets = zeros.scatter_(1, y, 1)`, `keep = rand.topk(k).indices`, `b = b[..., None]`.
         self.derived_from: dict[str, set[str]] = {}
@@ -1482,6 +1536,26 @@ class _UseScan(cst.CSTVisitor):
         if node.orelse is not None:
             node.orelse.visit(self)
         return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`t = torch.arange(0, l).expand(l)` and, next line, `t = torch.arange(0, l)...to(device)`: the
+        name gets a fresh value that does not read the old one."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        info = self._assign_info.get(id(node))
+        if isinstance(target, cst.Name) and target.value in self._tracked and info is not None and target.value not in _read_names(node.value):
+            self._tick += 1
+            self.rebound.setdefault(target.value, []).append((self._tick, info))
+
+    def overwritten_unread(self, made: CallInfo, name: str) -> bool:
+        """The tensor is replaced on the same path before anything reads it: dead, it meets nothing."""
+        start = self.made_at.get(id(made.node))
+        if start is None:
+            return False
+        ends = [t for t, a in self.rebound.get(name, ()) if t > start
+                and a.context.branches == made.context.branches and a.context.loops == made.context.loops]
+        if not ends:
+            return False
+        return not any(start < t < min(ends) for t, _ in self.uses.get(name, ()))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         if isinstance(node.target, cst.Subscript):  # `x[torch.randint(0, n, (1,))] = True`: an index is read
