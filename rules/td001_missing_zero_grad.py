@@ -85,10 +85,13 @@ class MissingZeroGrad(Rule):
                     continue
                 info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
                 when = "in this loop" if info is not None and info.context.conditions else "every iteration"
+                guard = next((t for t in (_skipped_for_whole_runs(ctx.facts, loop, _branches(ctx.facts, loop, e.site), event, [])
+                                          for e in events if e.kind == "reset") if t is not None), None)
+                never = "never reset in this loop" if guard is None else f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
                 yield ctx.report(
                     event.node,
                     f"optimizer '{event.target}' is stepped {when} but its gradients are "
-                    "never reset in this loop, so they sum across steps; call "
+                    f"{never}, so they sum across steps; call "
                     f"`{event.target}.zero_grad()` after each step",
                 )
 
@@ -99,6 +102,9 @@ class MissingZeroGrad(Rule):
         where = _branches(facts, loop, step.site)
         resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
         resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
+        resets = [(e, b) for e, b in resets if _skipped_for_whole_runs(facts, loop, b, step, [r for _, r in resets]) is None]
+        # `if torch.isnan(loss): optimizer.zero_grad(); continue`: a reset on a path that leaves the iteration
+        resets = [(e, b) for e, b in resets if not any(x in facts.exiting_branches and x not in where for x in b)]
         backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         return all(
@@ -130,6 +136,26 @@ class MissingZeroGrad(Rule):
         # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
+
+
+def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
+    """StyleTTS2's `if epoch >= TMA_epoch: optimizer.zero_grad(); d_loss...` inside the batch loop, while the
+    generator's `optimizer.step(...)` runs every iteration: the test does not change within the loop, so
+    while it is false (whole epochs) nothing resets. (A test on the iteration, `if i % k == 0:`, is an
+    accumulation window; an `else:` that resets too, or a conditional step, leaves the reset counted.)"""
+    info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
+    if info is None or len(info.context.conditions) != loop.condition_depth:
+        return None
+    varying = set(loop.targets) | {t.split(".", 1)[0] for a in loop.assigns for t in a.targets}
+    for if_id, branch in reset_at:
+        test = facts.if_tests.get(if_id)
+        if (if_id, branch) in info.context.branches or test is None or calls_within(test):
+            continue
+        if {n.split(".", 1)[0] for n in names_in(test)} & varying:
+            continue
+        if not any((if_id, 1 - branch) in other for other in all_resets):
+            return test
+    return None
 
 
 def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:

@@ -532,9 +532,17 @@ class DataFlow:
                 found |= more
             return found or None
         candidates = self.reaching_candidates(name, fn, order)
+        module = self.facts.module_function
+        if not candidates and fn is not module and name not in fn.params and name not in fn.assigned_names():
+            # a script's global `criterion`, chosen at module level and called inside `def train(epoch):`
+            candidates, fn = self.reaching_candidates(name, module, 1 << 62), module
         if candidates:
             found: set[str] = set()
             for a in candidates:
+                if len(candidates) > 1 and isinstance(a.value, (cst.Name, cst.Attribute)) and self._logit_function(a.value, fn):
+                    # `criterion = cross_entropy_with_label_smoothing` in one branch, `nn.CrossEntropyLoss()` in the other
+                    found.add("torch.nn.CrossEntropyLoss")
+                    continue
                 more = self._constructors(a.value, fn, a.context.order, depth + 1)
                 if more is None:
                     return None

@@ -159,6 +159,15 @@ class Context:
         return self.loops[-1] if self.loops else None
 
 
+def _ends_in_jump(block) -> bool:
+    """`if torch.isnan(loss): optimizer.zero_grad(); continue`: the branch leaves the iteration."""
+    body = getattr(block, "body", None)
+    last = body[-1] if isinstance(body, (list, tuple)) and body else None
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        return isinstance(last.body[-1], (cst.Continue, cst.Break, cst.Return, cst.Raise))
+    return False
+
+
 def exclusive_branches(a: tuple, b: tuple) -> bool:
     """Two places in different branches of one `if`: one never runs before the other."""
     where = dict(a)
@@ -269,6 +278,7 @@ class FileFacts:
         self._calls_by_node: dict[int, CallInfo] = {}
         self.branches_at: dict[int, tuple[tuple[int, int], ...]] = {}  # order -> enclosing if-branches
         self.if_tests: dict[int, cst.BaseExpression] = {}  # id of an `if` -> its test
+        self.exiting_branches: set[tuple[int, int]] = set()  # if-branches that end in continue/break/return/raise
         _FactsVisitor(self).walk(module)
         # `import model` ... `model = model.RNNModel(...)`: inside functions, which run after the module
         # body, the name is the variable, not the imported module
@@ -458,6 +468,8 @@ class _FactsVisitor:
             if part is None:
                 continue
             self.branches[-1].append((id(node), branch))
+            if _ends_in_jump(part):
+                self.f.exiting_branches.add((id(node), branch))
             self._walk_value(part)
             self.branches[-1].pop()
         self.leave_If(node)
