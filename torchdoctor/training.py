@@ -426,7 +426,7 @@ class TrainingFacts:
                 alt for default in _param_defaults(self.facts, name) for alt in _class_alternatives(default)
             ]
             if chosen:
-                return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
+                return any(self.constructs_module(cst.Call(func=alt, args=node.args), depth + 1) for alt in chosen)
         q = self.facts.qualify(node.func)
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
@@ -442,7 +442,7 @@ class TrainingFacts:
                 return all(self.constructs_module(v, depth + 1) for v in values)
             chosen = self._classes_assigned(called)  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`
             if chosen:
-                return any(self.constructs_module(cst.Call(func=alt), depth + 1) for alt in chosen)
+                return any(self.constructs_module(cst.Call(func=alt, args=node.args), depth + 1) for alt in chosen)
             return bool(_BUILDER_METHOD.match(called[5:]))
         helper, here = self._helper_function(called) if depth < 2 else (None, False)
         if helper is not None:
@@ -567,7 +567,9 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
         entries = [e.value for e in table.elements if isinstance(e, cst.DictElement)] + default
         return [alt for entry in entries for alt in _class_alternatives(entry)]
     name = dotted_name(value)
-    return [value] if name and name.rsplit(".", 1)[-1][:1].isupper() else []
+    last = name.rsplit(".", 1)[-1] if name else ""
+    # (`norm_f = weight_norm if use_spectral_norm == False else spectral_norm`: each returns the module it wraps)
+    return [value] if last[:1].isupper() or last in _RETURNS_ITS_MODULE else []
 
 
 # Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
