@@ -85,8 +85,9 @@ class MissingZeroGrad(Rule):
                     continue
                 info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
                 when = "in this loop" if info is not None and info.context.conditions else "every iteration"
-                guard = next((t for t in (_skipped_for_whole_runs(ctx.facts, loop, _branches(ctx.facts, loop, e.site), event, [])
-                                          for e in events if e.kind == "reset") if t is not None), None)
+                reset_at = [_branches(ctx.facts, loop, e.site) for e in events if e.kind == "reset"]
+                guard = next((t for t in (_skipped_for_whole_runs(ctx.facts, loop, b, event, reset_at) for b in reset_at)
+                              if t is not None), None)  # (the same question `_reset_on_every_path` asked, for the message)
                 never = "never reset in this loop" if guard is None else f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
                 yield ctx.report(
                     event.node,

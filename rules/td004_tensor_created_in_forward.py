@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import CallInfo, FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -1224,7 +1224,7 @@ class _UseScan(cst.CSTVisitor):
                         self.targets[id(part)] = a.targets[0]
         self._tracked = set(self.targets.values())
         self._assign_info = {id(a.node): a for a in fn.assigns}
-        self.rebound: dict[str, list[tuple[int, object]]] = {}  # name -> (when, assignment) for each fresh value
+        self.rebound: dict[str, list[tuple[int, AssignInfo]]] = {}  # name -> (when, assignment) for each fresh value
         # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
         # `targets = zeros.scatter_(1, y, 1)`, `keep = rand.topk(k).indices`, `b = b[..., None]`.
         self.derived_from: dict[str, set[str]] = {}

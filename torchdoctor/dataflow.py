@@ -271,9 +271,9 @@ class DataFlow:
         return found
 
     def calls_from_bases(self, fn: FunctionInfo, other_files: bool = False) -> list[tuple["DataFlow", ClassInfo, CallInfo]]:
-        """(flow, base, call) for the `self.<method>(...)` calls in the methods of the direct base classes
-        of fn's class, which run fn on an instance of that class: bases in this file, or with
-        `other_files` wherever the project defines them."""
+        """(flow, base, call) for the `self.<method>(...)` calls in the methods of the base classes of fn's
+        class, direct or further up, which run fn on an instance of that class: bases in this file, or
+        with `other_files` wherever the project defines them."""
         if fn.cls is None:
             return []
         return self._calls_in_ancestors(fn.cls, f"self.{fn.name}", other_files, {id(fn.cls)})

@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -96,16 +96,13 @@ class EvalPass:
     needs_grad: bool = False  # an adversarial evaluation: backward to the input, no step; judged only for the mode
 
 
-_FRAMEWORK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(\w+)", re.M)
-
-
 def is_no_grad_name(name: str | None) -> bool:
     return bool(name) and name.rsplit(".", 1)[-1].endswith(_NO_GRAD_WORDS)  # YOLOv5's `smart_inference_mode`
 
 
 def uses_other_framework(facts) -> bool:
     """A MegEngine or JAX script that happens to share PyTorch's idioms: its modes and grads are not ours."""
-    heads = {q.split(".", 1)[0] for q in facts.imports.values()}
+    heads = import_heads(facts)
     return bool(heads & OTHER_FRAMEWORKS) and "torch" not in heads
 
 
@@ -176,21 +173,18 @@ class Evaluation:
 
     def _neighbours_use_other_framework(self) -> bool:
         """compare_gan's `metrics/accuracy.py` imports no framework itself, only project modules built on
-        TensorFlow: its `gan.z_generator(...)` is no PyTorch model. Asked only of files with a pass."""
+        TensorFlow: its `gan.z_generator(...)` is no PyTorch model. Asked only of files with a pass.
+        (Read through the project index, so the result cache knows which files it depended on.)"""
         project = self.training.project
-        heads = {q.split(".", 1)[0] for q in self.facts.imports.values()}
-        if project is None or "torch" in heads or self.facts.path == "<string>":
+        if project is None or "torch" in import_heads(self.facts) or self.facts.path == "<string>":
             return False
-        seen = set()
+        here, seen = Path(self.facts.path), set()
         for qualified in self.facts.imports.values():
-            file = project.module_file(Path(self.facts.path), qualified)
-            if file is None and "." in qualified:
-                file = project.module_file(Path(self.facts.path), qualified.rsplit(".", 1)[0])
-            if file is not None:
-                try:
-                    seen |= set(_FRAMEWORK_IMPORT.findall(file.read_text(errors="replace")))
-                except OSError:
-                    continue
+            other = project.module_facts(here, qualified)
+            if other is None and "." in qualified:  # `from gan_lib import eval_utils` names a module too
+                other = project.module_facts(here, qualified.rsplit(".", 1)[0])
+            if other is not None:
+                seen |= import_heads(other)
         return bool(seen & OTHER_FRAMEWORKS) and "torch" not in seen
 
     def _find_passes(self) -> list[EvalPass]:

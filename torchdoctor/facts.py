@@ -24,6 +24,11 @@ def is_test_file(path: str) -> bool:
             or not {"tests", "testing"}.isdisjoint(p.parts))  # (`allennlp/common/testing/`: test-case helpers)
 
 
+def import_heads(facts: "FileFacts") -> set[str]:
+    """The top-level packages a file imports: `torch`, `tensorflow`, `pytest`, the project's own."""
+    return {q.split(".", 1)[0] for q in facts.imports.values()}
+
+
 def is_test_module(facts: "FileFacts") -> bool:
     """A test file by its path, unless its name is all that says so: `u2net_test.py` or `test_net.py`
     with a `__main__` block and no test functions is an evaluation script, and is checked as one."""
@@ -32,7 +37,7 @@ def is_test_module(facts: "FileFacts") -> bool:
         return False
     if not {"tests", "testing"}.isdisjoint(p.parts) or p.name == "conftest.py":
         return True
-    heads = {q.split(".", 1)[0] for q in facts.imports.values()}
+    heads = import_heads(facts)
     tests_inside = any(n.startswith("test") for n in facts.toplevel_functions) or any(
         n.startswith("Test") for n in facts.classes
     )
