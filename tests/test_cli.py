@@ -419,3 +419,19 @@ def test_readme_example_output_is_what_the_tool_prints():
     printed = result.stdout.splitlines()
     for line in shown:
         assert line in printed
+
+
+def test_cache_invalidates_when_a_neighbour_changes_framework(tmp_path):
+    """A metric that imports only its project's TensorFlow helpers has no PyTorch pass; once the helper
+    module imports torch instead, the cached answer for the metric must not be reused. (Separate runs,
+    as a user makes them: one process keeps its parsed project files.)"""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "projects" / "mixed_frameworks", repo)
+    lint = ("lint", "--format", "json", "--select", "TD006", "metrics/accuracy.py")
+    assert json.loads(run_torchdoctor(*lint, cwd=repo).stdout) == []
+    assert (repo / ".torchdoctor_cache").is_dir()
+    helpers = repo / "gan_lib" / "eval_utils.py"
+    helpers.write_text(helpers.read_text().replace("import tensorflow as tf", "import torch as tf"))
+    assert [f["code"] for f in json.loads(run_torchdoctor(*lint, cwd=repo).stdout)] == ["TD006"]
