@@ -239,11 +239,10 @@ class TrainingFacts:
         local = self.facts.resolve_function(call) or self._method_of_local_instance(call)
         if local is not None:
             callees.append((local, _bind(local, call, subst, self)))
-        for arg in call.node.args:  # closures and callbacks passed along: LBFGS `opt.step(closure)`
-            if isinstance(arg.value, cst.Name):
-                fn = self.facts.resolve_callee(arg.value, call.function, call.context.order)
-                if fn is not None:
-                    callees.append((fn, dict(subst)))
+        for name in _passed_callables(call):  # closures and callbacks passed along: LBFGS `opt.step(closure)`
+            fn = self.facts.resolve_callee(name, call.function, call.context.order)
+            if fn is not None:
+                callees.append((fn, dict(subst)))
         for fn, binding in callees:
             if id(fn) in seen:
                 continue
@@ -713,3 +712,29 @@ def _bind(fn: FunctionInfo, call: CallInfo, subst: dict[str, str], training: Tra
             if name:
                 binding[arg.keyword.value] = _substitute(name, subst) or name
     return binding
+
+
+def _passed_callables(call: CallInfo) -> list[cst.Name]:
+    """Names a call hands on that may be called back: `opt.step(closure)`, and the functions in an
+    options dict, `opt.step(options={"closure": closure})` or `options = {...}; opt.step(options)`
+    (PyTorch-LBFGS' FullBatchLBFGS takes its closure that way)."""
+    names: list[cst.Name] = []
+    for arg in call.node.args:
+        value = arg.value
+        if isinstance(value, cst.Name):
+            names.append(value)
+            bound = _dict_bound_to(value.value, call)
+            if bound is not None:
+                value = bound
+        if isinstance(value, cst.Dict):
+            names.extend(e.value for e in value.elements if isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name))
+    return names
+
+
+def _dict_bound_to(name: str, call: CallInfo) -> cst.Dict | None:
+    """The dict literal last assigned to `name` before `call` in the same function."""
+    bound = None
+    for a in call.function.assigns:
+        if a.targets == (name,) and a.context.order < call.context.order and a.augmented is None:
+            bound = a.value if isinstance(a.value, cst.Dict) else None
+    return bound
