@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -19,6 +19,7 @@ _FACTORIES = {
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "copy_"}
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
+_HOST_LENGTHS = {"pack_padded_sequence", "pack_sequence"}  # functions whose `lengths` live on the CPU
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
 # Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
@@ -174,7 +175,12 @@ class TensorCreatedInForward(Rule):
                 if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
                 gpu_only = _holds_data_parallel(facts, cls) or bool(_GPU_CLASS_NAME.search(cls.name))
-                for finding in self._check_function(ctx, cls.name, fn, forward if direct and not autograd else None, gpu_only):
+                # `def forward(self, batch_size=32)`: "hollow" when the module also holds no layer,
+                # parameter or buffer, so nothing inside it is on the device at all
+                sampler = ("hollow" if not _device_attributes(cls) else "sampler") if _takes_no_tensor(forward) else None
+                for finding in self._check_function(
+                    ctx, cls.name, fn, forward if direct and not autograd else None, gpu_only, sampler
+                ):
                     if id(finding.node) not in reported:  # a helper shared by a subclass's forward: once
                         reported.add(id(finding.node))
                         yield finding
@@ -214,10 +220,17 @@ class TensorCreatedInForward(Rule):
             )
         return None
 
-    def _check_function(self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None, gpu_only: bool = False):
+    def _check_function(
+        self, ctx, cls_name: str, fn: FunctionInfo, forward: FunctionInfo | None, gpu_only: bool = False,
+        sampler: str | None = None,
+    ):
+        """`sampler`: the forward takes no tensor (`def forward(self, batch_size=32)`), so a tensor it makes
+        and hands back without meeting a parameter is the caller's to place ("hollow": the module holds
+        no parameter either, so there is nothing on the device for it to meet)."""
         if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
+        gpu_only = gpu_only or _runs_cuda_kernel(fn)
         defaults = _calls_in_defaults(fn)  # `def forward(ctx, boxes, k=torch.tensor([100]))`: made once, at definition
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
@@ -276,6 +289,9 @@ class TensorCreatedInForward(Rule):
                 continue
             if id(call.node) in uses.moved or id(call.node) in uses.indexing:
                 continue
+            written = uses.copied_into_slice.get(id(call.node))
+            if written is not None and not uses.device.touches(written):
+                continue  # `grid[:, :, 1] = torch.arange(w) * step`: copied onto the grid's device
             if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project):
                 continue
             if (
@@ -298,6 +314,11 @@ class TensorCreatedInForward(Rule):
                 continue  # `if self.training and torch.rand(1) < p:`: a statement that meets nothing on the device
             if carrier and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
                 continue  # `neg = neg + torch.arange(b)[:, None] * high` on the host, then only an index
+            if sampler == "hollow" or sampler and not (
+                uses.met_before_moved(call.node, target, carrier, moved_at_end=True)
+                or any(uses.met_on_return.get(name) for name in (target, carrier) if name)
+            ):
+                continue  # `s = torch.rand(b, n, 3) * r; return s`: a sample returned, no input to mismatch
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
                 call.node,
@@ -324,6 +345,18 @@ def _holds_data_parallel(facts, cls) -> bool:
     )
 
 
+_CUDA_KERNEL = re.compile(r"(forward|backward)_cuda$|^cuda_(forward|backward)|_cuda_(forward|backward)")
+
+
+def _runs_cuda_kernel(fn: FunctionInfo) -> bool:
+    """`psroi_pooling.psroi_pooling_forward_cuda(...)`: the function's work is a CUDA-only extension
+    kernel, so it cannot run on the CPU whatever `.cuda(features.get_device())` does."""
+    return any(
+        not (c.qualname or "").startswith("torch.") and _CUDA_KERNEL.search((c.dotted or "").rsplit(".", 1)[-1])
+        for c in fn.calls
+    )
+
+
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
     """ids of the calls in the default values of fn's parameters."""
     found: set[int] = set()
@@ -338,6 +371,18 @@ def _named_host_side(target: str | None) -> bool:
     """`cu_seqlens_cpu = torch.tensor(lens, device="cpu")`: pinned to the host on purpose, for a kernel
     that reads sizes there; the name says so."""
     return target is not None and bool(re.search(r"cpu|host", target.rsplit(".", 1)[-1], re.I))
+
+
+def _takes_no_tensor(forward: FunctionInfo) -> bool:
+    """`def forward(self, batch_size=32)`: every parameter a number, flag or string by its default."""
+    if forward.node is None:
+        return False
+    params = [p for p in (*forward.node.params.params, *forward.node.params.kwonly_params) if p.name.value not in ("self", "cls")]
+    return all(
+        isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString))
+        or isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+        for p in params
+    ) and not isinstance(forward.node.params.star_arg, cst.Param) and forward.node.params.star_kwarg is None
 
 
 def _takes_host_data(facts, forward: FunctionInfo) -> bool:
@@ -391,6 +436,8 @@ def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 _SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter_", "masked_fill_", "index_fill_"}
+# Reductions over dimensions (their arguments are dims, not tensors): the result stays where the input is
+_REDUCING = {"sum", "any", "all", "cumsum", "prod", "mean", "amax", "amin", "count_nonzero"}
 
 
 def _read_names(node: cst.CSTNode) -> set[str]:
@@ -427,7 +474,7 @@ def _derivation_base(value: cst.BaseExpression) -> cst.Name | None:
     which is a use of its own."""
     node = value
     for _ in range(8):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING | _SELECTING:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING | _SELECTING | _REDUCING:
             node = node.func.value
         elif isinstance(node, cst.Attribute) and node.attr.value in ("indices", "values"):
             node = node.value
@@ -771,6 +818,24 @@ def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None, afte
         if later and not exclusive_branches(made_info.context.branches, info.context.branches):
             return True
     return False
+
+
+def _plain_slice_write(a: AssignInfo) -> bool:
+    """`grid[:, :, 1] = torch.arange(w) * step`: a write through basic indexing (slices, ints, `...`) is a
+    `copy_` into a view, which copies across devices (measured on an H200, torch 2.11); a mask or an
+    index tensor (`index_put_`) is not counted."""
+    node = a.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return False
+    target = node.targets[0].target
+    if not isinstance(target, cst.Subscript):
+        return False
+    return all(
+        isinstance(e.slice, cst.Slice)
+        or isinstance(e.slice, cst.Index) and (_is_int_literal(e.slice.value) or isinstance(e.slice.value, cst.Ellipsis)
+                                                or isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+        for e in target.slice
+    )
 
 
 def _scalar_index(element: cst.SubscriptElement) -> bool:
@@ -1196,6 +1261,8 @@ class _UseScan(cst.CSTVisitor):
         self.moved_at: dict[str, int] = {}  # name -> when it was first moved (or carried into a moved value)
         self._moved_reads: set[int] = set()  # Name nodes read inside a moved value: `x + pe.to(x.device)`
         self._made_buffers: set[int] = set()  # Name nodes registered as buffers: `self.register_buffer("pos", pos)`
+        self._host_arg_reads: set[int] = set()  # Name nodes read in an argument taken on the CPU
+        self.met_on_return: dict[str, list[int]] = {}  # name -> when a return statement ran it through the device
         for a in fn.assigns:
             value = a.value
             if len(a.targets) != 1 and not isinstance(value, cst.Call):
@@ -1244,10 +1311,15 @@ class _UseScan(cst.CSTVisitor):
         # (Only for moves: reads in such expressions are still uses of their own.)
         self.flows_into: dict[str, set[str]] = {}
         self.carried_by: dict[int, str] = {}  # factory inside an expression -> the name the result gets
+        # factory -> the value it is part of, copied into a plain slice of another tensor
+        self.copied_into_slice: dict[int, cst.BaseExpression] = {}
         for a in fn.assigns:  # `div = torch.exp(torch.arange(0, d, 2) * c)`
             if len(a.targets) == 1 and a.value is not None:
+                sliced = _plain_slice_write(a)
                 for inner in _value_calls(a.value):
                     self.carried_by.setdefault(id(inner), a.targets[0].removesuffix("[]"))
+                    if sliced:
+                        self.copied_into_slice[id(inner)] = a.value
                     self._tracked.add(a.targets[0].removesuffix("[]"))
         for c in fn.calls:  # `blocks.append(torch.arange(st, ed))`, `blocks.append(temp)`
             if c.method == "append" and c.receiver and "." not in c.receiver and len(c.node.args) == 1:
@@ -1383,6 +1455,12 @@ class _UseScan(cst.CSTVisitor):
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
+        if callee.rsplit(".", 1)[-1] in _HOST_LENGTHS:
+            # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA
+            # tensor there is copied back), so a CPU tensor is what belongs there
+            lengths = argument(node, 1, "lengths")
+            if lengths is not None:
+                lengths.visit(_NameCollector(self._host_arg_reads))
         by_name = any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS)
         if callee in self.movers or by_name:
             for arg in _args_bound_to(node, self.movers[callee] if callee in self.movers else None, self.params_of.get(callee)):
@@ -1465,7 +1543,7 @@ class _UseScan(cst.CSTVisitor):
                 "tensor" if id(node) in self._made_buffers  # a buffer of the model: it meets the input wherever it is read
                 else "derive" if id(node) in self._derive_reads
                 else "index" if self._index_depth
-                else "cpu" if self._cpu_side_depth
+                else "cpu" if self._cpu_side_depth or id(node) in self._host_arg_reads
                 else "return" if id(node) in self._returned
                 else "index" if self._handed_to_indexing_helper(node)
                 else "host" if self._statements and not self._statements[-1].touches
@@ -1480,6 +1558,11 @@ class _UseScan(cst.CSTVisitor):
                 and self._statements and not self._statements[-1].always
             ):
                 self.met.setdefault(node.value, []).append(self._tick)
+            elif (
+                kind == "tensor" and id(node) not in self._moved_reads and self._statements
+                and self._statements[-1].always and self.device.touches(self._statements[-1].node)
+            ):  # `return self.net(z)`: handed back, but through the model's own layers first
+                self.met_on_return.setdefault(node.value, []).append(self._tick)
 
     def _handed_to_indexing_helper(self, node: cst.Name) -> bool:
         calls = self.passed_to.get(id(node))
