@@ -68,7 +68,8 @@ class EvalWithoutNoGrad(Rule):
                 if not (run.call.context.loops or serving or batches_inside or switched
                         or evaluation.called_per_batch_in_evaluation(run.call.function)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
-                if run.grad_off_inside or evaluation.grad_disabled_at(run.call) or evaluation.frozen_model(run):
+                if (run.grad_off_inside or evaluation.grad_disabled_at(run.call) or evaluation.frozen_model(run)
+                        or evaluation.forward_without_grad(run) or evaluation.forward_needs_grad(run)):
                     continue
                 yield ctx.report(
                     run.call.node,

@@ -361,7 +361,8 @@ class Evaluation:
                     bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
                     or self._grad_off_in_every_method_named(c.method)
                 )
-                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
+                modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c)
+                runs.append(ModelRun(c, c.receiver, modes, off))
                 continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
                 # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
@@ -482,6 +483,21 @@ class Evaluation:
         if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
+
+    def _wrapper_protocol(self, call: CallInfo) -> bool:
+        """`self.model.test(child)` on an object from `create_model(opt)`, a class picked by name at run
+        time: every project class with that method is a plain wrapper (a GAN zoo's BaseModel) with an
+        `eval()` of its own, so its subclasses set their networks' modes (TestModel evals in `__init__`)
+        in ways that cannot be followed here."""
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        project = self.training.project
+        if inst is not None and inst.cls is not None or project is None or not call.method:
+            return False
+        found = project.methods_named(self.facts, call.method)
+        return bool(found) and all(
+            not self.training.is_module_class(facts, m.cls) and self._method_of(facts, m.cls, "eval") is not None
+            for facts, m in found
+        )
 
     def _library_instance(self, call: CallInfo) -> bool:
         """The receiver was built by a library class or model factory (`RENet(...)`, `timm.create_model`)."""
@@ -739,6 +755,38 @@ class Evaluation:
         """Models whose parameters an optimizer of this file updates (`Adam(gnn.parameters())`)."""
         return set().union(*self.training.optimizer_models.values())
 
+    def forward_without_grad(self, run: ModelRun) -> bool:
+        """The model's own class runs its forward under no_grad (CutLER's `ViTFeat.forward`), so calling
+        it builds no graph, wherever it is called from."""
+        forwards = self._forwards_of(run)
+        return bool(forwards) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in forwards)
+
+    def forward_needs_grad(self, run: ModelRun) -> bool:
+        """The model's forward takes gradients itself (an energy model unrolling `higher`'s differentiable
+        optimizer, `torch.autograd.grad` of its own output): no_grad would break it."""
+        return any(_takes_gradients(method) for _, method in self._forwards_of(run))
+
+    def _forwards_of(self, run: ModelRun) -> list:
+        """(facts, forward) of every class the run's model may be (both sides of `a if big else b`), or
+        [] when any of them is unknown."""
+        model = run.model or ""
+        if not model or not all(part.isidentifier() for part in model.split(".")):
+            return []
+        fn, order = run.call.function, run.call.context.order
+        held = self.flow.value_of(model, fn, order)
+        if held is not None and isinstance(held[0], cst.IfExp):  # `backbone = self.base if big else self.small`
+            choices = [(held[0].body, held[1], held[2]), (held[0].orelse, held[1], held[2])]
+        else:
+            choices = [(cst.parse_expression(model), fn, order)]
+        found = []
+        for expr, where, at in choices:
+            inst = self.flow.instance_of(expr, where, at)
+            method = self._method_of(inst.facts, inst.cls, "forward") if inst is not None and inst.cls is not None else None
+            if method is None:
+                return []
+            found.append((inst.facts, method))
+        return found
+
     def frozen_model(self, run: ModelRun) -> bool:
         """`run.model` is frozen here, or arrives as a parameter that every caller in this file fills
         with a frozen model (EfficientDet's `evaluate_coco(..., model)` after `model.requires_grad_(False)`)."""
@@ -948,6 +996,11 @@ class Evaluation:
             return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
         if self._loaded_in_eval(fn, model, head):
             return True
+        if self._picked_by_name(head, fn, call.context.order):
+            return True  # `generator = getattr(self, "netG_%s" % side)`: which network is not known here
+        chosen = self._chosen_between(head, fn, call.context.order)
+        if chosen:  # `backbone = self.base if size == "base" else self.small`: both must be in eval mode
+            return all(self.eval_mode_set_before(side + model[len(head):], call, depth + 1) for side in chosen)
         sites = self.flow.call_sites(fn)
         if not sites and head == "self" and fn.cls is not None:
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
@@ -1197,6 +1250,25 @@ class Evaluation:
                 return True
         return False
 
+    def _chosen_between(self, name: str, fn: FunctionInfo, order: int) -> list[str]:
+        """The two models `name = a if test else b` picks between (none when either side is no name)."""
+        held = self.flow.value_of(name, fn, order)
+        value = held[0] if held is not None else None
+        if not isinstance(value, cst.IfExp):
+            return []
+        sides = [dotted_name(value.body), dotted_name(value.orelse)]
+        return sides if all(sides) and name not in sides else []
+
+    def _picked_by_name(self, name: str, fn: FunctionInfo, order: int) -> bool:
+        """`generator = getattr(self, "netG_%s" % direction[0])`: a network chosen by a computed name,
+        so no switch elsewhere can be matched to it; no claim is made."""
+        assign = self.flow.reaching_assignment(name, fn, order)
+        value = getattr(assign, "value", None)
+        return (
+            isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and len(value.args) >= 2
+            and not isinstance(value.args[1].value, cst.SimpleString)
+        )
+
     def _taken_from_param(self, name: str, fn: FunctionInfo) -> bool:
         """`model = models[0]`, `mt_decoder = getattr(model, ...)`, `net = model.decoder`: a model (or part of
         one) that arrived as a parameter, so the caller owns its mode, as for the parameter itself."""
@@ -1213,13 +1285,19 @@ class Evaluation:
         returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
         train() finds the model training)."""
         judge = self.for_file(facts)
+        holders = _holders_of(facts, cls, model)
         for m in cls.methods.values():
             if m is skip or (_EVAL_NAME.search(m.name) and judge.model_runs(m)):
                 continue  # another evaluation pass (`predict()` beside `test()`) runs after, not before
             for c in m.calls:
-                if (c.method == "eval" and c.receiver in (model, "self")) or (c.method == "train" and _is_false_arg(c.node)):
+                # (`net = getattr(self, "net" + name); net.eval()` for every name: a GAN zoo's `eval()`)
+                every = c.method == "eval" and model.startswith("self.") and judge._picked_by_name(c.receiver or "", m, c.context.order)
+                if every or (c.method == "eval" and c.receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
+            for a in m.assigns:  # `self.inception, self.deeplab = create_metric_models(opt)`, each in eval mode
+                if len(a.targets) > 1 and model in a.targets and isinstance(a.value, cst.Call) and judge._made_in_eval_mode(a.value, m):
+                    return True
             assigned = [a for a in m.assigns if a.targets == (model,)]
             left = judge._last_mode(m, model, 1 << 62) if assigned else None  # the mode the method leaves it in
             for a in assigned if left != "train" else []:  # `model.eval(); self.model = model.to(device)` in `__init__`
@@ -1296,7 +1374,10 @@ class Evaluation:
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
-            if not any(within(m, r) or r == "self" for r in receivers for m in names):
+            # (`self.modules.netG.eval()` before running `self.modules`: the author switched the part
+            # that has a mode, by choice; a child switched back to training says nothing of the rest)
+            child = c.method == "eval" and any(within(r, m) for r in receivers for m in names)
+            if not (child or any(within(m, r) or r == "self" for r in receivers for m in names)):
                 continue
             if not self._switch_reaches(c, model):
                 continue
@@ -1309,7 +1390,9 @@ class Evaluation:
             # (only on the use's own path: `if report_cosine: report_cosine_sims(trainer)` evals as a side
             # effect, and says nothing of the mode when that report is skipped; an explicit `model.eval()`
             # under a flag such as `if not retain_dropout:` is a choice, and is taken as one)
-            if c.context.order < before and self._on_path_for(model, c.context.branches, use) and self._helper_evals(c, model):
+            if c.context.order < before and self._on_path_for(model, c.context.branches, use) and (
+                self._helper_evals(c, model) or _asked_for_evaluation(c) and self.facts.resolve_function(c) is None
+            ):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
             covers = any(within(model, t) for t in a.targets)
@@ -1544,6 +1627,61 @@ def _switched_item(call: CallInfo) -> str | None:
         return held
     key = index.value.evaluated_value if isinstance(index.value, cst.SimpleString) else None
     return f"{held}.{key}" if isinstance(key, str) and key.isidentifier() else None
+
+
+def _takes_gradients(method: FunctionInfo) -> bool:
+    return any(
+        (c.qualname or "").startswith(("higher.", "torch.autograd.grad", "torch.enable_grad")) or c.method == "backward"
+        for c in method.calls
+    )
+
+
+_TRAIN_FLAG = {"is_train", "train", "training", "is_training", "train_mode"}
+
+
+def _asked_for_evaluation(call: CallInfo) -> bool:
+    """`train_val_loop(is_train=False, ...)` where the loop is a closure handed back by a factory, out of
+    sight: a shared train/validation loop asked for its evaluation mode switches the model itself."""
+    return any(
+        arg.keyword is not None and arg.keyword.value in _TRAIN_FLAG and _is_false_literal(arg.value)
+        for arg in call.node.args
+    )
+
+
+def _is_false_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _holders_of(facts, cls, model: str) -> set[str]:
+    """`self.model`, `self`, and the attributes that wrap it: `self.network = Network(self.model,
+    self.loss)` (a class of this file that keeps what it is given), then `self.network =
+    DataParallel(self.network)`; switching a holder switches the model. (Not `ModelEMA(self.model)`,
+    which keeps a copy.)"""
+    holders = {model, "self"}
+    assigns = [a for m in cls.methods.values() for a in m.assigns
+               if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)]
+    for _ in range(3):
+        for a in assigns:
+            if a.targets[0] not in holders and _wraps_argument(facts, a.value, holders - {"self"}):
+                holders.add(a.targets[0])
+    return holders
+
+
+def _wraps_argument(facts, call: cst.Call, names: set[str]) -> bool:
+    """`DataParallel(net)`, or `Network(net, loss)` whose `__init__` stores the parameter as it is."""
+    callee = dotted_name(call.func) or ""
+    if "Parallel" in callee:
+        return any(dotted_name(arg.value) in names for arg in call.args[:1])
+    local = facts.classes.get(callee)
+    init = local.methods.get("__init__") if local is not None else None
+    if init is None:
+        return False
+    params = [p for p in init.params if p != "self"]
+    kept = {a.value.value for a in init.assigns if isinstance(a.value, cst.Name) and any(t.startswith("self.") for t in a.targets)}
+    return any(
+        dotted_name(arg.value) in names and arg.keyword is None and i < len(params) and params[i] in kept
+        for i, arg in enumerate(call.args)
+    )
 
 
 def _is_false_arg(call: cst.Call) -> bool:
