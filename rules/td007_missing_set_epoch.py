@@ -211,7 +211,8 @@ class MissingSetEpoch(Rule):
     def _shuffling_samplers_of(self, ctx, iterated) -> list[cst.Call]:
         out = []
         for sampler in self._samplers_of(ctx, iterated):
-            shuffle = keyword_arg(sampler.call, "shuffle")
+            # (`permutation=False`: NVIDIA semantic-segmentation's own sampler names its shuffle flag so)
+            shuffle = keyword_arg(sampler.call, "shuffle") or keyword_arg(sampler.call, "permutation")
             if shuffle is not None and _is_false(shuffle):
                 continue  # nothing for set_epoch to change
             out.append(sampler.call)
