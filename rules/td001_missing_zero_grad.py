@@ -89,6 +89,11 @@ class MissingZeroGrad(Rule):
                 guard = next((t for t in (_skipped_for_whole_runs(ctx.facts, loop, b, event, reset_at) for b in reset_at)
                               if t is not None), None)  # (the same question `_reset_on_every_path` asked, for the message)
                 never = "never reset in this loop" if guard is None else f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
+                where = _branches(ctx.facts, loop, event.site)
+                served = next((ctx.facts.if_tests.get(b[-1][0]) for e, b in ((e, _branches(ctx.facts, loop, e.site)) for e in events if e.kind == "reset")
+                               if _serves_own_step(ctx.facts, loop, events, e, b, event, where)), None)
+                if guard is None and served is not None:
+                    never = f"reset only for the step under `if {ctx.code(served)}:`"
                 yield ctx.report(
                     event.node,
                     f"optimizer '{event.target}' is stepped {when} but its gradients are "
@@ -106,6 +111,9 @@ class MissingZeroGrad(Rule):
         resets = [(e, b) for e, b in resets if _skipped_for_whole_runs(facts, loop, b, step, [r for _, r in resets]) is None]
         # `if torch.isnan(loss): optimizer.zero_grad(); continue`: a reset on a path that leaves the iteration
         resets = [(e, b) for e, b in resets if not any(x in facts.exiting_branches and x not in where for x in b)]
+        # `if i % d_reg_every == 0: D.zero_grad(); r1.backward(); d_optim.step()`: a reset that serves a
+        # step of its own in a periodic branch leaves the unconditional step summing between visits
+        resets = [(e, b) for e, b in resets if not _serves_own_step(facts, loop, events, e, b, step, where)]
         backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         return all(
@@ -157,6 +165,23 @@ def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list
         if not any((if_id, 1 - branch) in other for other in all_resets):
             return test
     return None
+
+
+def _serves_own_step(facts, loop, events, reset, reset_at: tuple, step, step_at: tuple) -> bool:
+    """The reset sits in an if-branch the step is not in, and that branch steps the same optimizer
+    after it: a self-contained update (StyleGAN's lazy R1 regularisation), not the step's reset."""
+    if not reset_at or reset_at[-1] in step_at:
+        return False
+    reset_info = facts.call_info(reset.site) if isinstance(reset.site, cst.Call) else None
+    if reset_info is None:
+        return False
+    for other in events:
+        if other.kind != "step" or other.target != step.target or other is step:
+            continue
+        info = facts.call_info(other.site) if isinstance(other.site, cst.Call) else None
+        if info is not None and reset_at[-1] in info.context.branches and info.context.order > reset_info.context.order:
+            return True
+    return False
 
 
 def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
