@@ -497,6 +497,9 @@ class DataFlow:
         """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
         `FocalLoss`, chosen beside `nn.CrossEntropyLoss` by a flag): it takes logits too."""
         found = lookup_class(self.project, self.facts, name)
+        last = name.rsplit(".", 1)[-1]
+        if found is None and last in self.facts.imported:  # qualified through a package's `__init__` re-export
+            found = lookup_class(self.project, self.facts, last)
         forward = found[0].find_method(found[1], "forward") if found is not None else None
         if forward is None or len(forward.params) < 2:
             return False
