@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.facts import AssignInfo, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
 from torchdoctor.rule import Rule
 
 _REGISTERING = {"ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "ParameterList"}
@@ -81,6 +81,8 @@ class ModuleInPlainContainer(Rule):
                 handed_whole = last not in _REGISTERING and any(
                     isinstance(a.value, (cst.Name, cst.Attribute)) for a in call.node.args
                 ) and training.constructs_module(call.node) and not (call.qualname or "").startswith("torch.")
+                if last in _CONTAINERS and call.function.name == "forward" and not _stored_on_self(call):
+                    continue  # `fwd = nn.Sequential(self.linear_1, *self.middle)` in forward: built per call, registers nothing
                 if (last in _REGISTERING or handed_whole) and "property" not in call.function.decorators:
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
@@ -150,6 +152,17 @@ class ModuleInPlainContainer(Rule):
                     f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
                     replace=_wrap_fix(ctx, value, kind),
                 )
+
+
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _stored_on_self(call) -> bool:
+    """The container a call builds is kept as an attribute of the module (`self.fwd = nn.Sequential(...)`)."""
+    return any(
+        any(t.startswith("self.") for t in a.targets) and a.value is not None and any(c is call.node for c in calls_within(a.value))
+        for a in call.function.assigns
+    )
 
 
 def _attribute_assignments(assigns: list[AssignInfo]):

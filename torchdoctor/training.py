@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 # torch.nn.utils functions that hand back the module they are given, reparametrised
+# Methods of a module that return the module itself: `Block(...).to(device)` is still a Block
+_PLACING = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_"})
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
 # `delta`, `x_adv`, `pgd_delta`, `noise`; not `theta` or `beta` (hand-made weights)
 _PERTURBATION = re.compile(r"(^|_)(delta|eta|perturb\w*|perturbation|noise|adv|pgd)(_|\d|$)", re.I)
@@ -341,7 +343,8 @@ class TrainingFacts:
         for base, written in zip(cls.bases, cls.written_bases):
             if base.split(".", 1)[0] in OTHER_FRAMEWORKS:
                 return False  # `megengine.module.Module`: lists of submodules are that framework's business
-            if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1][:1].isupper()):
+            # (`torch.nn.modules.batchnorm._BatchNorm`: a private base class is a module class too)
+            if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()):
                 return True
             if written.rsplit(".", 1)[-1] == "Module":
                 return True  # `from .module import Module` inside torch itself, `nn.Module` aliases
@@ -419,6 +422,8 @@ class TrainingFacts:
         `conv_fn(...)` after `conv_fn = SeparableConv2d if separable else ConvBnAct2d`."""
         if not isinstance(node, cst.Call):
             return False
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING and isinstance(node.func.value, cst.Call):
+            return self.constructs_module(node.func.value, depth)  # `ConformerBlock(...).to(device)`
         if isinstance(node.func, cst.Name) and depth < 2 and node.func.value not in self.facts.imports:
             name = node.func.value
             chosen = self._classes_assigned(name) + [  # `def __init__(self, ..., block_layers=Block)`: a class handed in, with its default
