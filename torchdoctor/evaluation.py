@@ -147,8 +147,10 @@ class Evaluation:
         trained = {c.receiver for c in self.facts.calls if c.method == "train" and not c.node.args and c.receiver}
         # (switched both ways, `self.biencoder.train()` ... `self.biencoder.eval()`, is a module whatever its name)
         # (or switched one way and asked for its parameters: `clip_grad_norm_(self.reader.parameters(), m)`)
+        # (or switched to eval and given weights: `m.load_state_dict(torch.load(ckpt))` ... `m.eval()`)
         weighted = {c.receiver for c in self.facts.calls if c.method in ("parameters", "named_parameters", "zero_grad") and c.receiver}
-        return (evaluated & trained) | ((evaluated | trained) & (self._optimized_models | weighted))
+        loaded = {c.receiver for c in self.facts.calls if c.method == "load_state_dict" and c.receiver}
+        return (evaluated & trained) | ((evaluated | trained) & (self._optimized_models | weighted)) | (evaluated & loaded)
 
     def _computing_module(self, inst) -> bool:
         """An nn.Module with weights or modes of its own: not a stateless scoring function
@@ -997,12 +999,17 @@ class Evaluation:
         if self._loaded_in_eval(fn, model, head):
             return True
         if self._picked_by_name(head, fn, call.context.order):
-            return True  # `generator = getattr(self, "netG_%s" % side)`: which network is not known here
+            # `generator = getattr(self, "netG_%s" % side)`: every `self.netG_*` it may pick must be in eval
+            # mode; with none of them in sight, which network it is cannot be known here
+            picked = self._attributes_named_like(head, fn, call.context.order)
+            return all(self.eval_mode_set_before(p + model[len(head):], call, depth + 1) for p in picked)
         chosen = self._chosen_between(head, fn, call.context.order)
         if chosen:  # `backbone = self.base if size == "base" else self.small`: both must be in eval mode
             return all(self.eval_mode_set_before(side + model[len(head):], call, depth + 1) for side in chosen)
         sites = self.flow.call_sites(fn)
         if not sites and head == "self" and fn.cls is not None:
+            if _switches_siblings_only(fn, model, call.context.order):
+                return False  # `self.netG_B.eval()` here, and not netG_A: this entry sets the modes, and missed one
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
                 return True  # `__init__` or a loader method leaves `self.model` in eval mode
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
@@ -1259,6 +1266,37 @@ class Evaluation:
         sides = [dotted_name(value.body), dotted_name(value.orelse)]
         return sides if all(sides) and name not in sides else []
 
+    def _returned_callable(self, call: CallInfo) -> bool:
+        """`train_val_loop(...)` after `train_val_loop = get_train_val_loop(model, ...)`: a callable that a
+        factory handed back (not `build_dataset(..., train=False)`, a function called by its own name)."""
+        if not isinstance(call.node.func, cst.Name) or self.facts.resolve_function(call) is not None:
+            return False
+        held = self.flow.value_of(call.node.func.value, call.function, call.context.order)
+        return held is not None and isinstance(held[0], cst.Call)
+
+    def _attributes_named_like(self, name: str, fn: FunctionInfo, order: int) -> list[str]:
+        """The `self.` attributes of fn's class whose names start as the computed name does: `netG_` for
+        `getattr(self, "netG_%s" % direction[0])` or `getattr(self, f"netG_{d}")`."""
+        value = self.flow.value_of(name, fn, order)
+        call = value[0] if value is not None else None
+        cls = fn.self_class()
+        if not isinstance(call, cst.Call) or len(call.args) < 2 or cls is None:
+            return []
+        key = call.args[1].value
+        if isinstance(key, cst.BinaryOperation):
+            key = key.left
+        if isinstance(key, cst.FormattedString):
+            key = key.parts[0] if key.parts and isinstance(key.parts[0], cst.FormattedStringText) else None
+            prefix = key.value if key is not None else ""
+        elif isinstance(key, cst.SimpleString):
+            prefix = key.evaluated_value.split("%", 1)[0].split("{", 1)[0]
+        else:
+            prefix = ""
+        if len(prefix) < 3:
+            return []
+        return sorted({t for m in cls.methods.values() for a in m.assigns for t in a.targets
+                       if t.startswith("self." + prefix) and t.count(".") == 1})
+
     def _picked_by_name(self, name: str, fn: FunctionInfo, order: int) -> bool:
         """`generator = getattr(self, "netG_%s" % direction[0])`: a network chosen by a computed name,
         so no switch elsewhere can be matched to it; no claim is made."""
@@ -1391,7 +1429,7 @@ class Evaluation:
             # effect, and says nothing of the mode when that report is skipped; an explicit `model.eval()`
             # under a flag such as `if not retain_dropout:` is a choice, and is taken as one)
             if c.context.order < before and self._on_path_for(model, c.context.branches, use) and (
-                self._helper_evals(c, model) or _asked_for_evaluation(c) and self.facts.resolve_function(c) is None
+                self._helper_evals(c, model) or _asked_for_evaluation(c) and self._returned_callable(c)
             ):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
@@ -1627,6 +1665,14 @@ def _switched_item(call: CallInfo) -> str | None:
         return held
     key = index.value.evaluated_value if isinstance(index.value, cst.SimpleString) else None
     return f"{held}.{key}" if isinstance(key, str) and key.isidentifier() else None
+
+
+def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
+    """fn switches other networks of its object to eval mode before the pass (`self.netG_B.eval()`),
+    but neither `model` nor anything holding it (`self.netG_A` runs in training mode)."""
+    switched = [c.receiver for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver
+                and c.receiver.startswith("self.") and c.context.order < before]
+    return bool(switched) and not any(within(model, r) or within(r, model) for r in switched)
 
 
 def _takes_gradients(method: FunctionInfo) -> bool:
