@@ -46,9 +46,9 @@ _PARAMETER_FREE = re.compile(
 )
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
-    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|denoise|synthesize|test|act|log_prob\w*)$"
+    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|log_prob\w*)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|test|act)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|recognize|test|act)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
@@ -137,7 +137,17 @@ class Evaluation:
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         if call.dotted.rsplit(".", 1)[-1][:1].isupper():
             return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
-        return self.is_model_name(call.dotted) or call.dotted in self._switched_models
+        return self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
+
+    def _holds_model_attribute(self, call: CallInfo) -> bool:
+        """`gen = self.model.generator_test; if gen is None: gen = self.model.generator` ... `gen()`: a
+        short local name for a model attribute (one of the values it may hold is model-named)."""
+        if not isinstance(call.node.func, cst.Name):
+            return False
+        values = [a.value for a in self.flow.reaching_candidates(call.node.func.value, call.function, call.context.order)]
+        return bool(values) and all(isinstance(v, cst.Attribute) for v in values) and any(
+            self.is_model_name(v.attr.value) for v in values
+        )
 
     @cached_property
     def _switched_models(self) -> set[str]:
@@ -258,7 +268,11 @@ class Evaluation:
         """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
         and in eval mode. `nnUNetTrainer.run_training` calls its own `self.validation_step(batch)`,
         which is then judged like any other code."""
-        return hook.cls is not None and not self.flow.call_sites(hook)
+        if hook.cls is None or self.flow.call_sites(hook):
+            return False
+        # (im2scene's `BaseTrainer.evaluate()` calls `self.eval_step()` in another file of the project:
+        # the project's own loop runs it, not a framework)
+        return not any(c.receiver == "self" for _, _, c in self.flow.calls_from_bases(hook, other_files=True))
 
     def _fed_training_data(self, fn: FunctionInfo, loader: str) -> bool:
         """`init_memory(train_loader, model)`: a no_grad pass over the training data (a memory bank, features
@@ -715,7 +729,10 @@ class Evaluation:
         # `def test(): output = model(features, adj)`: a full-graph evaluation of the trained global model,
         # unlike a smoke test that builds its own model and feeds it `torch.randn(...)`
         model = (call.dotted or "").split(".", 1)[0]
-        built_here = any(model in a.targets for a in call.function.assigns)
+        # (`gen = self.model.generator` is an alias of a trained model, not one built for a smoke test)
+        built_here = any(model in a.targets and not isinstance(a.value, cst.Attribute) for a in call.function.assigns)
+        if call.context.loops and not built_here and _EVAL_NAME.search(call.function.name):
+            return True  # `def eval_step(self): for i in range(n): x_fake.append(gen())`: samples for FID
         random_input = any(
             isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
             for a in call.node.args
@@ -1676,8 +1693,11 @@ def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
 
 
 def _takes_gradients(method: FunctionInfo) -> bool:
+    """(A backward only under a test, DALLE2's `if self.training: self.accelerator.backward(loss)`, is
+    training's; evaluation gets no use from the graph.)"""
     return any(
-        (c.qualname or "").startswith(("higher.", "torch.autograd.grad", "torch.enable_grad")) or c.method == "backward"
+        (c.qualname or "").startswith(("higher.", "torch.autograd.grad", "torch.enable_grad"))
+        or c.method == "backward" and not c.context.conditions
         for c in method.calls
     )
 
