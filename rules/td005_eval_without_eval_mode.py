@@ -68,11 +68,12 @@ class EvalWithoutEvalMode(Rule):
             for run in eval_pass.model_calls:
                 call = run.call
                 model = ctx.training.canonical(run.model, call.function) or run.model
-                if not run.has_modes or model in reported or evaluation.eval_mode_set_before(model, call):
+                # (one finding per call: `self.forward(batch)` may run several models left training)
+                if not run.has_modes or model in reported or id(call.node) in reported or evaluation.eval_mode_set_before(model, call):
                     continue
                 if not evaluation.may_change_with_mode(call, run.model):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
-                reported.add(model)
+                reported.update((model, id(call.node)))
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
                 yield ctx.report(
                     call.node,

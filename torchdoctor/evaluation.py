@@ -401,13 +401,15 @@ class Evaluation:
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
-                named = ((r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1))
-                inner, model = next(((r, m) for r, m in named if m is not None), (None, None))
-                if inner is not None:
+                named = [(r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1)]
+                # every model the helper runs, once each (`self.forward(batch)` runs text_enc and mov_enc)
+                distinct = list({m: (r, m) for r, m in reversed(named) if m is not None}.values())[::-1]
+                for inner, model in distinct:
                     # (a helper that backpropagates itself, MAML's `adapt`, needs the graph it builds)
                     off = (inner.grad_off_inside or _no_grad_at(helper, inner.call) or bool(_ADAPTING_METHOD.search(helper.name))
                            or self.has_training(helper, depth=0))
                     runs.append(ModelRun(c, model, inner.has_modes, off))
+                if distinct:
                     continue
             for arg in c.node.args:
                 name = dotted_name(arg.value)
@@ -663,6 +665,9 @@ class Evaluation:
             finally:
                 self._asking.discard(id(callee))
         if call.receiver == "self" and model.startswith("self."):
+            named = self._named_switch_mode(callee, model)
+            if named is not None:  # `self.train_mode()` that trains the others but keeps `self.mov_enc.eval()`
+                return named == "eval"
             # `self.set_model_mode('eval')`: a trainer method that switches its own models (`self._models[n].eval()`)
             switches = {i.method for i in callee.calls if i.method in ("eval", "train") and _rooted_at_self(i.node.func)}
             if switches == {"eval"}:
@@ -670,12 +675,28 @@ class Evaluation:
             return "eval" in switches and any(_is_eval_word(a.value) for a in call.node.args)
         return False
 
+    def _named_switch_mode(self, callee: FunctionInfo, model: str) -> str | None:
+        """The mode a method of the same object leaves `self.<model>` in, when it switches that model (or
+        what holds it) by name; None when it does not name it."""
+        if not any(i.method in ("eval", "train") and i.receiver not in (None, "self") and within(model, i.receiver)
+                   for i in callee.calls) or id(callee) in self._asking:
+            return None
+        self._asking.add(id(callee))
+        try:
+            return self._last_mode(callee, model, 1 << 62)
+        finally:
+            self._asking.discard(id(callee))
+
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
         (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
         passed, param = self._model_arg(callee, call, model)
         if passed:
             return param is not None and _trains_receiver(callee, param)
+        if model.startswith("self.") and call.receiver == "self":
+            named = self._named_switch_mode(callee, model)
+            if named is not None:
+                return named == "train"
         if _trains_receiver(callee, model):
             return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
         return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
@@ -731,7 +752,8 @@ class Evaluation:
         model = (call.dotted or "").split(".", 1)[0]
         # (`gen = self.model.generator` is an alias of a trained model, not one built for a smoke test)
         built_here = any(model in a.targets and not isinstance(a.value, cst.Attribute) for a in call.function.assigns)
-        if call.context.loops and not built_here and _EVAL_NAME.search(call.function.name):
+        samples = all(is_none(a.value) or isinstance(a.value, (cst.Integer, cst.Float)) for a in call.node.args)
+        if call.context.loops and not built_here and samples and _EVAL_NAME.search(call.function.name):
             return True  # `def eval_step(self): for i in range(n): x_fake.append(gen())`: samples for FID
         random_input = any(
             isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
@@ -982,9 +1004,19 @@ class Evaluation:
             elsewhere = project.callers_elsewhere(self.facts, fn.name)
         elif fn.cls is not None and not sites and "_" in fn.name:  # (a distinctive method name, called on an instance)
             elsewhere = project.outside_callers(self.facts, fn.name)
+        elif fn.cls is not None and not sites:  # `nnet.validate(...)` on `nnet = NetworkFactory(...)` in train.py
+            elsewhere = [(facts, site) for facts, site in project.outside_callers(self.facts, fn.name)
+                         if self._instance_of_class(facts, site, fn.cls)]
         else:
             elsewhere = []
         return sites + [(self.for_file(facts), site) for facts, site in elsewhere if not is_test_file(facts.path)]
+
+    def _instance_of_class(self, facts, site: CallInfo, cls) -> bool:
+        """The receiver of a call in another file is an instance of cls, as that file builds it."""
+        if not isinstance(site.node.func, cst.Attribute):
+            return False
+        inst = self.for_file(facts).flow.instance_of(site.node.func.value, site.function, site.context.order)
+        return inst is not None and inst.cls is not None and inst.cls.name == cls.name
 
     # -- train/eval mode -----------------------------------------------------------
     def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:

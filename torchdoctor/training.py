@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 # torch.nn.utils functions that hand back the module they are given, reparametrised
+_STATELESS_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.loss._Loss"})
 # Methods of a module that return the module itself: `Block(...).to(device)` is still a Block
 _PLACING = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_"})
 _RETURNS_ITS_MODULE = frozenset({"weight_norm", "spectral_norm", "orthogonal", "remove_weight_norm", "remove_spectral_norm"})
@@ -375,8 +376,8 @@ class TrainingFacts:
     def is_stateless_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
         """A module with no parameters, buffers or train/eval behaviour of its own (Autoformer's
         `series_decomp`: an AvgPool and arithmetic): keeping it in a plain list loses nothing."""
-        if depth > 4 or any(base not in ("torch.nn.Module", "torch.nn.modules.module.Module") for base in cls.bases):
-            return False
+        if depth > 4 or any(base not in _STATELESS_BASES for base in cls.bases):
+            return False  # (torch's `_Loss` holds only its reduction: a loss built on it is arithmetic)
         for method in cls.methods.values():
             for call in method.calls:
                 q = call.qualname or ""
