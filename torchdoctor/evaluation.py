@@ -1057,7 +1057,9 @@ class Evaluation:
             return all(self.eval_mode_set_before(side + model[len(head):], call, depth + 1) for side in chosen)
         sites = self.flow.call_sites(fn)
         if not sites and head == "self" and fn.cls is not None:
-            if _switches_siblings_only(fn, model, call.context.order):
+            if _switches_siblings_only(fn, model, call.context.order) and not self._class_sets_eval(
+                self.facts, fn.cls, model, fn, 0, by_name_only=True
+            ):  # (a scorer switched to eval once in `__init__` stays so)
                 return False  # `self.netG_B.eval()` here, and not netG_A: this entry sets the modes, and missed one
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
                 return True  # `__init__` or a loader method leaves `self.model` in eval mode
@@ -1367,7 +1369,7 @@ class Evaluation:
             value = value.args[0].value
         return isinstance(value, cst.Name) and value.value in fn.params and value.value not in ("self", "cls")
 
-    def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int) -> bool:
+    def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int, by_name_only: bool = False) -> bool:
         """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
         returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
         train() finds the model training)."""
@@ -1378,7 +1380,8 @@ class Evaluation:
                 continue  # another evaluation pass (`predict()` beside `test()`) runs after, not before
             for c in m.calls:
                 # (`net = getattr(self, "net" + name); net.eval()` for every name: a GAN zoo's `eval()`)
-                every = c.method == "eval" and model.startswith("self.") and judge._picked_by_name(c.receiver or "", m, c.context.order)
+                every = (not by_name_only and c.method == "eval" and model.startswith("self.")
+                         and judge._picked_by_name(c.receiver or "", m, c.context.order))
                 if every or (c.method == "eval" and c.receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
@@ -1400,7 +1403,7 @@ class Evaluation:
             found = lookup_class(project, facts, written)
             if found is None:
                 return True  # a base class from a library (a serving handler's base sets eval itself)
-            if self._class_sets_eval(found[0], found[1], model, skip, depth + 1):
+            if self._class_sets_eval(found[0], found[1], model, skip, depth + 1, by_name_only):
                 return True
         return False
 

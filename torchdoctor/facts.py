@@ -267,6 +267,8 @@ class FileFacts:
         # every import in order, also those a later import of the same local name hides
         # (`if dense: from train import evaluate_dense as evaluate` ... `else: ... evaluate_sparse as evaluate`)
         self.all_imports: list[tuple[str, ImportedName]] = []
+        # id(ImportedName) -> the function an import is written in (absent: a module-level import)
+        self.import_scope: dict[int, FunctionInfo] = {}
         self._calls_of: dict[int, list[CallInfo]] | None = None
         self.star_imports: list[str] = []  # modules of `from utils import *`, as written
         self.functions: list[FunctionInfo] = []
@@ -536,6 +538,8 @@ class _FactsVisitor:
             self.f.imports[local] = f"{module}.{name}" if not dots or base else f"{module}{name}"
             self.f.imported[local] = ImportedName(module, name)
             self.f.all_imports.append((local, self.f.imported[local]))
+            if not self.functions[-1].is_module:  # `def get_coco_scores(...): from .coco_scores import test`
+                self.f.import_scope[id(self.f.imported[local])] = self.functions[-1]
         return False
 
     # -- scopes ----------------------------------------------------------------

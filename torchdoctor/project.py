@@ -240,10 +240,12 @@ class ProjectIndex:
             if other is None:
                 continue
             names = set()
+            scoped: dict[str, list] = {}  # name -> functions whose own import binds it (None: the module's)
             for local, imported in other.all_imports:
                 if imported.name == function_name:
                     if self.module_file(path, imported.module) == here:
                         names.add(local)  # from train_utils import validation (as val)
+                        scoped.setdefault(local, []).append(other.import_scope.get(id(imported)))
                 elif f"{local}.{function_name}(" in text:
                     whole = imported.module if imported.name is None else _submodule(imported.module, imported.name)
                     if self.module_file(path, whole) == here:
@@ -252,7 +254,7 @@ class ProjectIndex:
                 self.module_file(path, star) == here for star in other.star_imports
             ):
                 names.add(function_name)  # from utils import *  ...  test(epoch, model, loader)
-            found.extend((other, c) for c in other.calls if c.dotted in names)
+            found.extend((other, c) for c in other.calls if c.dotted in names and _bound_where(c, scoped.get(c.dotted)))
         return found
 
     def method_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
@@ -353,6 +355,19 @@ class ProjectIndex:
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
         return None
+
+
+def _bound_where(call, scopes: list | None) -> bool:
+    """The call sees the import: a module-level one, or one written in the function it is in
+    (`get_cityscapes_mIoU`'s own `from .cityscapes_mIoU import test` is another `test`)."""
+    if not scopes or None in scopes:
+        return True
+    fn = call.function
+    while fn is not None:
+        if any(fn is s for s in scopes):
+            return True
+        fn = fn.parent
+    return False
 
 
 def _submodule(package: str, name: str) -> str:
