@@ -212,7 +212,9 @@ class TensorCreatedInForward(Rule):
                 "CUDA tensors and raises; create it with `device=` from the input"
             )
         if target is not None and any(
-            a.augmented and a.targets == (target,) and not _host_number(a.value, fn) for a in fn.assigns
+            a.augmented and a.targets == (target,) and not _host_number(a.value, fn)
+            and a.context.order > call.context.order  # (`loss += ...` in the loop above, then `loss = torch.tensor(0.0)`)
+            for a in fn.assigns
         ):  # (`state["offset"] += offset` with an int offset stays on the host)
             return (
                 f"starts '{target}' as a CPU tensor and accumulates into it in place: `{target} += ...` with a "

@@ -269,9 +269,32 @@ def _one_element_count_as_slice_bound(x):
     return x[:, : n_channels[0], :]
 
 
+def _arange_into_cuda_grid_slice(x):
+    grid = torch.zeros((x.shape[0], 16, 3)).to(x.device)
+    grid[:, :, 1] = torch.arange(4).repeat(4) * 2 + 1  # co-tracker's query grid: a CPU arange copied into a slice
+    return grid
+
+
+def _cpu_lengths_for_packing(x):
+    mask = torch.ones(x.shape[:2], dtype=torch.bool)  # pytorchvideo's LSTM: the CPU mask gives the lengths
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, mask.sum(axis=1).clamp(1, x.shape[1]), batch_first=True, enforce_sorted=False)
+    return torch.nn.utils.rnn.pad_packed_sequence(packed, batch_first=True)[0]
+
+
+def _zero_dim_in_maximum(x):
+    return torch.maximum(x.square().sum(-1, keepdim=True), torch.tensor(1e-12))  # co-tracker's norm floor
+
+
+def _arange_mixed_before_slice_write(x):
+    out = x.clone()
+    out[:, 0] = x[:, 0] + torch.arange(x.shape[0])[:, None]  # the sum raises before any copy
+    return out
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
+    [_cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
+     _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number],
 )
@@ -282,7 +305,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
 
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu],
+    [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu,
+     _arange_mixed_before_slice_write],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
