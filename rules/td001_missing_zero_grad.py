@@ -59,6 +59,8 @@ class MissingZeroGrad(Rule):
             return  # zero_grad handed around as a callback: resets we cannot place
         flagged: set[int] = set()
         for loop in ctx.facts.loops:
+            if _warm_up_loop(loop):
+                continue  # `for _ in range(2): model(input).backward(); optimizer.step()`: a memory or speed probe
             events = training.loop_events(loop)
             if not any(e.kind == "backward" for e in events):
                 continue
@@ -182,6 +184,16 @@ def _serves_own_step(facts, loop, events, reset, reset_at: tuple, step, step_at:
         if info is not None and reset_at[-1] in info.context.branches and info.context.order > reset_info.context.order:
             return True
     return False
+
+
+def _warm_up_loop(loop) -> bool:
+    """A loop over `range(k)` with k at most 3 (torchgpipe's memory benchmarks step twice on one fixed
+    input to measure the peak): a probe of speed or memory, whose gradients train nothing."""
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call) or dotted_name(node.iter.func) != "range":
+        return False
+    args = node.iter.args
+    return len(args) == 1 and isinstance(args[0].value, cst.Integer) and int(args[0].value.value, 0) <= 3
 
 
 def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:

@@ -19,7 +19,12 @@ _FACTORIES = {
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "copy_"}
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
-_HOST_LENGTHS = {"pack_padded_sequence", "pack_sequence"}  # functions whose `lengths` live on the CPU
+# Arguments read on the CPU, by (position, keyword): `pack_padded_sequence`'s lengths, the shape tensor
+# of ONNX-friendly `reshape_from_tensor_shape` (built from `shape_as_tensor`, a CPU tensor)
+_HOST_ARGUMENTS = {
+    "pack_padded_sequence": (1, "lengths"),
+    "reshape_from_tensor_shape": (1, "shape"),
+}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
 # Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
@@ -283,8 +288,8 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
-            if _is_zero_size(call.node):
-                continue  # `torch.empty(0)`: a placeholder for an argument that is not used (TorchScript's None)
+            if _is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node):
+                continue  # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet")
             target = uses.assigned_name(call.node)
             carrier = uses.carried_by.get(id(call.node))
             if device_aware and not uses.met_before_moved(call.node, target, carrier, moved_at_end=True):
@@ -399,8 +404,9 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
     if not params or params[0].annotation is None:
         return False
     text = facts.module.code_for_node(params[0].annotation.annotation)
-    # (`obs: np.ndarray | torch.Tensor`: a policy network that also takes tensors on the device)
-    return any(word in text for word in ("Image", "PIL", "ndarray")) and "Tensor" not in text
+    # (`obs: np.ndarray | torch.Tensor`: a policy network that also takes tensors on the device;
+    # `src_tokens: List[str]`: a TorchScript serving module that turns raw tokens into tensors)
+    return (any(word in text for word in ("Image", "PIL", "ndarray")) or bool(re.search(r"\bstr\b", text))) and "Tensor" not in text
 
 
 def _factory_name(call) -> str | None:
@@ -879,6 +885,12 @@ def _is_sequence_literal(call: cst.Call) -> bool:
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
 
 
+def _is_empty_data(call: cst.Call) -> bool:
+    """`torch.Tensor([])`: data with no elements (not `torch.zeros([])`, a size that makes a 0-dim value)."""
+    args = positional_args(call)
+    return len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)) and not args[0].elements
+
+
 def _is_zero_size(call: cst.Call) -> bool:
     """`torch.empty(0)`, `torch.empty([0])`, `torch.zeros((0,))`: no elements at all."""
     args = positional_args(call)
@@ -1142,8 +1154,8 @@ def _brought_to_host(value: cst.BaseExpression) -> bool:
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
         return False
     method = value.func.attr.value
-    if method in ("cpu", "numpy", "tolist", "item"):
-        return True
+    if method in ("cpu", "numpy", "tolist", "item", "shape_as_tensor", "_shape_as_tensor"):
+        return True  # (`torch.onnx.operators.shape_as_tensor(x)`: the shape, as a CPU tensor)
     return method == "to" and _is_cpu(_device_argument(value))
 
 
@@ -1457,13 +1469,18 @@ class _UseScan(cst.CSTVisitor):
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
-        if callee.rsplit(".", 1)[-1] in _HOST_LENGTHS:
+        host_argument = _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1])
+        if host_argument is not None:
             # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA
             # tensor there is copied back), so a CPU tensor is what belongs there
-            lengths = argument(node, 1, "lengths")
-            if lengths is not None:
-                lengths.visit(_NameCollector(self._host_arg_reads))
-        by_name = any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS)
+            read = argument(node, *host_argument)
+            if read is not None:
+                read.visit(_NameCollector(self._host_arg_reads))
+                self.indexing.update(id(part) for part in _value_calls(read))
+        # (`cuda_utils.Variable(t)`: a helper of the project's cuda module, pytext's device mover)
+        by_name = any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS) or (
+            "." in callee and not callee.startswith("torch.") and any(w in callee.split(".")[0].lower() for w in _DEVICE_WORDS)
+        )
         if callee in self.movers or by_name:
             for arg in _args_bound_to(node, self.movers[callee] if callee in self.movers else None, self.params_of.get(callee)):
                 self.moved.add(id(arg.value))  # cuda_variable(torch.zeros(n)), to_device(torch.ones(k), dev)

@@ -51,6 +51,7 @@ _RUN_METHOD = re.compile(
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|recognize|test|act)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
+_LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
@@ -556,6 +557,8 @@ class Evaluation:
         found = project.methods_named(self.facts, name) if project is not None and name else []
         found = [(facts, m) for facts, m in found if not any(  # (not a proxy: `return self.base_model.<name>(...)`)
             c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
+        if not found and name in _LIBRARY_NO_GRAD_METHODS:
+            return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
         return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
 
     def _method_of(self, facts, cls, name: str, depth: int = 0) -> FunctionInfo | None:
@@ -634,6 +637,14 @@ class Evaluation:
                 inner = held[0] if held is not None else part
                 if isinstance(inner, (cst.Call, cst.Subscript)) and self._made_in_eval_mode(inner, callee, depth + 1):
                     return True
+                if name and "." not in name and depth < 2 and id(callee) not in self._asking:
+                    # `model = load_model(...)` (which evals it), then `model = model.to(device)`, `return data, model`
+                    self._asking.add(id(callee))
+                    try:
+                        if self._last_mode(callee, name, at) == "eval":
+                            return True
+                    finally:
+                        self._asking.discard(id(callee))
         return False
 
     def _model_arg(self, callee: FunctionInfo, call: CallInfo, model: str) -> tuple[bool, str | None]:
@@ -738,6 +749,9 @@ class Evaluation:
         `def test(): net = Net(); print(net(torch.randn(1, 3, 32, 32)).shape)` is a shape
         check, not an evaluation pass.
         """
+        args = [a.value for a in call.node.args if a.keyword is None]
+        if args and all(self._dummy_input(a, call.function) for a in args):
+            return False  # `net(torch.zeros((1,) + shape))`: a probe of the output shape, not data
         if any(p not in ("self", "cls") for p in call.function.params):
             return True  # over what the caller passes in (a full-graph GNN batch)
         if any(_DATA_ITERABLE.search(_loop_source(loop)) for loop in call.context.loops):
@@ -1460,7 +1474,7 @@ class Evaluation:
         # (`encoder = self.encoder.module if multi_gpu else self.encoder`: the run's name is an alias)
         names = {model, self.training.canonical(model, fn) or model}
         for c in fn.calls:
-            receiver = c.receiver or _switched_item(c)
+            receiver = c.receiver or _switched_item(c) or _moved_receiver(c)
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
@@ -1700,6 +1714,14 @@ def _trains_receiver(callee: FunctionInfo, receiver: str | None) -> bool:
         and (receiver is None or within(i.receiver, receiver))
         for i in callee.calls
     )
+
+
+def _moved_receiver(call: CallInfo) -> str | None:
+    """`model.to(device).eval()`: the model switched at the end of a chain of moves."""
+    if call.method not in ("eval", "train") or not isinstance(call.node.func, cst.Attribute):
+        return None
+    inner = call.node.func.value
+    return dotted_name(under_moves(inner)) if isinstance(inner, cst.Call) else None
 
 
 def _switched_item(call: CallInfo) -> str | None:
