@@ -205,6 +205,15 @@ class TensorCreatedInForward(Rule):
                     "to be on the same device'; create it with `device=` from the input"
                 )
         target = uses.assigned_name(call.node)
+        if target is not None and any(
+            c.context.order > call.context.order and (dotted_name(c.node.func) or "").rsplit(".", 1)[-1] in _INDEX_OPS
+            and any(dotted_name(a.value) == target for a in c.node.args)
+            for c in fn.calls
+        ):  # `input_pos = torch.tensor(n - 1)` ... `cache_k.index_copy(2, input_pos, k)` (lit-llama's KV cache)
+            return (
+                f"is a CPU index tensor ('{target}'): an index op on a CUDA tensor raises 'Expected all tensors "
+                "to be on the same device'; create it with `device=` from the input"
+            )
         collective = next(
             (c for c in fn.calls if (c.qualname or "").rsplit(".", 1)[-1] in _COLLECTIVES
              and (c.qualname or "").startswith("torch.distributed.")

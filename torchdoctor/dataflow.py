@@ -406,6 +406,8 @@ class DataFlow:
         choices = self._attribute_choices(call.node.func, call.function)
         inst = self.instance_of(call.node.func, call.function, call.context.order) if choices is None else None
         if inst is not None:
+            if inst.qualname is None and inst.cls is not None and _forward_hands_input_to_cross_entropy(inst.facts, inst.cls):
+                return "torch.nn.CrossEntropyLoss"  # a project loss whose forward is cross-entropy on its input
             return inst.qualname or self._torch_loss_base(inst)
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
@@ -500,14 +502,7 @@ class DataFlow:
         last = name.rsplit(".", 1)[-1]
         if found is None and last in self.facts.imported:  # qualified through a package's `__init__` re-export
             found = lookup_class(self.project, self.facts, last)
-        forward = found[0].find_method(found[1], "forward") if found is not None else None
-        if forward is None or len(forward.params) < 2:
-            return False
-        first = forward.params[1]
-        return any(
-            c.qualname == "torch.nn.functional.cross_entropy" and c.node.args and dotted_name(c.node.args[0].value) == first
-            for c in forward.calls
-        )
+        return found is not None and _forward_hands_input_to_cross_entropy(found[0], found[1])
 
     def _constructors(self, expr, fn: FunctionInfo, order: int, depth: int) -> set[str] | None:
         """The qualified classes `expr` may have been constructed from, over every branch and call site;
@@ -899,6 +894,19 @@ class DataFlow:
 
 
 _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves a module's mode alone)
+
+
+def _forward_hands_input_to_cross_entropy(facts, cls) -> bool:
+    """A loss class whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s `FocalLoss`,
+    a masked cross-entropy that first selects the unmasked rows of it): it takes logits."""
+    forward = facts.find_method(cls, "forward")
+    if forward is None or len(forward.params) < 2:
+        return False
+    first = forward.params[1]
+    return any(
+        c.qualname == "torch.nn.functional.cross_entropy" and c.node.args and dotted_name(c.node.args[0].value) == first
+        for c in forward.calls
+    )
 
 
 def under_moves(node: cst.BaseExpression) -> cst.BaseExpression:

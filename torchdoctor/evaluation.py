@@ -33,7 +33,7 @@ _EVAL_NAME = re.compile(
 )
 # `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not
 # `model_transform`, `model_registry`, pydantic's `model_dump`)
-_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp)$")
+_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$")
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
@@ -1644,6 +1644,10 @@ def _loop_source(loop) -> str:
     if loop.iter_name:
         return loop.iter_name
     it = unwrap_iter(loop.node.iter) if isinstance(loop.node, cst.For) else None
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "range" and len(it.args) == 1:
+        sized = it.args[0].value  # `for i in range(len(self.val_loader)): sample = self.val_loader[i]`
+        if isinstance(sized, cst.Call) and dotted_name(sized.func) == "len" and sized.args:
+            return dotted_name(sized.args[0].value) or ""
     return (dotted_name(it.func) or "") if isinstance(it, cst.Call) else ""
 
 

@@ -536,6 +536,8 @@ class _FactsVisitor:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.f.imports[local] = f"{module}.{name}" if not dots or base else f"{module}{name}"
+            if module == "torch" and name == "torch":
+                self.f.imports[local] = "torch"  # `from torch import torch` (shap-e): the package itself
             self.f.imported[local] = ImportedName(module, name)
             self.f.all_imports.append((local, self.f.imported[local]))
             if not self.functions[-1].is_module:  # `def get_coco_scores(...): from .coco_scores import test`

@@ -62,6 +62,8 @@ MODULE_BASES = {
     "lightning.pytorch.core.LightningModule",
     "pl.LightningModule",
 }
+# nn.Module base classes of libraries whose code is not in the project
+_LIBRARY_MODULE_BASE = re.compile(r"^(allennlp\.(models|modules)\.[\w.]*[A-Z]\w*|transformers\.([\w.]+\.)?\w*PreTrainedModel)$")
 NOT_MODULE_CLASSES = {"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"}
 
 
@@ -347,6 +349,8 @@ class TrainingFacts:
             # (`torch.nn.modules.batchnorm._BatchNorm`: a private base class is a module class too)
             if base in MODULE_BASES or (base.startswith("torch.nn.") and base.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()):
                 return True
+            if _LIBRARY_MODULE_BASE.match(base):
+                return True  # AllenNLP's `Model` and modules, Hugging Face's `PreTrainedModel`: nn.Modules
             if written.rsplit(".", 1)[-1] == "Module":
                 return True  # `from .module import Module` inside torch itself, `nn.Module` aliases
             local = facts.classes.get(written)
@@ -439,6 +443,12 @@ class TrainingFacts:
                 return self.constructs_module(node.args[0].value, depth)  # `weight_norm(Conv1d(...))`
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
         called = dotted_name(node.func) or ""
+        head, _, method = called.partition(".")
+        if head in self.facts.classes and method in self.facts.classes[head].methods and depth < 2:
+            # `MultiLabelDecoder.get_mlp(...)`, `BiLSTM.LSTM(...)`: a static builder of a class of this file
+            builder = self.facts.classes[head].methods[method]
+            values = [_named_value(builder, r.value) for r, _ in builder.returns if r.value is not None]
+            return bool(values) and all(self.constructs_module(v, depth + 1) for v in values)
         if called.startswith("self.") and called.count(".") == 1 and depth < 2:
             # `self.build_encoder_layer(args, i)`: a builder method, here or in a base class elsewhere
             methods = [c.methods[called[5:]] for c in self.facts.classes.values() if called[5:] in c.methods]
@@ -547,6 +557,15 @@ _NOT_A_MODULE = re.compile(r"dgl\.(distributed\.\w+|nn\.(pytorch\.)?(sparse_emb\
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
 
 
+def _named_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
+    """`m = torch.nn.LSTM(...)` ... `return m`: the value a returned local name was given."""
+    if isinstance(value, cst.Name):
+        given = [a.value for a in fn.assigns if a.targets == (value.value,) and a.value is not None]
+        if len(given) == 1:
+            return given[0]
+    return value
+
+
 def _param_defaults(facts, name: str) -> list[cst.BaseExpression]:
     """The default values of parameters called `name`, in the file's functions."""
     found = []
@@ -593,7 +612,8 @@ def unwrapped_either_way(value) -> str | None:
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
 # `model.checkpoint(model_dir, optimizer)`, `save_checkpoint(model, optimizer, path)`: a checkpoint
 # reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
-_CHECKPOINTING = re.compile(r"^(save|checkpoint|save_checkpoint|save_model|save_state|load|load_checkpoint|load_model|restore)$", re.I)
+# (`saver.save_recovery(model, optimizer, args, epoch)`: timm's CheckpointSaver)
+_CHECKPOINTING = re.compile(r"^(save|checkpoint|save_checkpoint|save_model|save_state|save_recovery|save_\w*checkpoint|load|load_checkpoint|load_model|restore)$", re.I)
 _HARMLESS_CALLS = {
     "scale_loss",  # apex: `with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()`
     "master_params",
