@@ -285,6 +285,12 @@ def _zero_dim_in_maximum(x):
     return torch.maximum(x.square().sum(-1, keepdim=True), torch.tensor(1e-12))  # co-tracker's norm floor
 
 
+def _zero_dim_cpu_index_copy(x):
+    cache = torch.zeros(4, 5, 8, device=x.device)
+    input_pos = torch.tensor(7)  # lit-llama's rolled KV-cache position, made on the CPU
+    return cache.index_copy(2, input_pos, x[..., :1])
+
+
 def _arange_mixed_before_slice_write(x):
     out = x.clone()
     out[:, 0] = x[:, 0] + torch.arange(x.shape[0])[:, None]  # the sum raises before any copy
@@ -306,7 +312,7 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
 @pytest.mark.parametrize(
     "pattern",
     [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu,
-     _arange_mixed_before_slice_write],
+     _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
