@@ -1363,8 +1363,8 @@ class Evaluation:
                        if t.startswith("self." + prefix) and t.count(".") == 1})
 
     def _picked_by_name(self, name: str, fn: FunctionInfo, order: int) -> bool:
-        """`generator = getattr(self, "netG_%s" % direction[0])`: a network chosen by a computed name,
-        so no switch elsewhere can be matched to it; no claim is made."""
+        """`generator = getattr(self, "netG_%s" % direction[0])`: a network chosen by a computed name, so
+        it stands for every attribute of that prefix (see `_attributes_named_like`)."""
         assign = self.flow.reaching_assignment(name, fn, order)
         value = getattr(assign, "value", None)
         return (
