@@ -397,6 +397,8 @@ class Evaluation:
                     elsewhere = self._run_by_helper_elsewhere(c)
                     if elsewhere is not None:  # `greedy_generate(model, tokenizer, ids)` from the project's utils
                         runs.append(elsewhere)
+                    elif c.receiver == "self":
+                        runs.extend(self._runs_through_base_method(c))
                 continue
             if helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
@@ -502,6 +504,42 @@ class Evaluation:
         if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
+
+    def _runs_through_base_method(self, call: CallInfo) -> list[ModelRun]:
+        """`self.test()` where `test` is a base class's method in another file (`with torch.no_grad():
+        self.forward()`) and `forward` is overridden here: the models the override runs, as this call runs
+        them (gan-compression's distillers, the CycleGAN/pix2pix lineage)."""
+        cls = call.function.self_class()
+        found = self._inherited(self.facts, cls, call.method) if cls is not None and call.method else None
+        if found is None or found[0] is self.facts:
+            return []
+        base = found[1]
+        if any(c.method in ("eval", "train") for c in base.calls):
+            return []  # the base method sets the modes itself
+        runs: dict[str, ModelRun] = {}
+        for inner in base.calls:
+            override = self.facts.find_method(cls, inner.method) if inner.receiver == "self" and inner.method else None
+            if override is None or override is call.function or not self._leaves_modes_to_caller(override):
+                continue
+            for r in self.model_runs(override, depth=1):
+                model = self._as_caller_sees(r, override)
+                if model and model not in runs:
+                    off = _no_grad_at(base, inner) or r.grad_off_inside or _no_grad_at(override, r.call)
+                    runs[model] = ModelRun(call, model, r.has_modes, off)
+        return list(runs.values())
+
+    def _inherited(self, facts, cls, name: str, depth: int = 0) -> tuple | None:
+        """(facts, method) for a method a class inherits from a base class of this project."""
+        for written in cls.written_bases:
+            found = lookup_class(self.training.project, facts, written) if depth < 4 else None
+            if found is None or found[1] is cls:
+                continue
+            if name in found[1].methods:
+                return found[0], found[1].methods[name]
+            deeper = self._inherited(found[0], found[1], name, depth + 1)
+            if deeper is not None:
+                return deeper
+        return None
 
     def _wrapper_protocol(self, call: CallInfo) -> bool:
         """`self.model.test(child)` on an object from `create_model(opt)`, a class picked by name at run
