@@ -1478,6 +1478,10 @@ class _UseScan(cst.CSTVisitor):
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
+        if callee in ("zip", "enumerate"):
+            # `zip(self.blocks, to_drop)`: iterated element by element, each a 0-dim value, which mixes
+            # with CUDA tensors (reformer's layer-drop flags, read as Python booleans)
+            self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
         host_argument = _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1])
         if host_argument is not None:
             # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA
