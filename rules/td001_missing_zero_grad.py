@@ -87,14 +87,11 @@ class MissingZeroGrad(Rule):
                     continue
                 info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
                 when = "in this loop" if info is not None and info.context.conditions else "every iteration"
-                reset_at = [_branches(ctx.facts, loop, e.site) for e in events if e.kind == "reset"]
-                guard = next((t for t in (_skipped_for_whole_runs(ctx.facts, loop, b, event, reset_at) for b in reset_at)
-                              if t is not None), None)  # (the same question `_reset_on_every_path` asked, for the message)
-                never = "never reset in this loop" if guard is None else f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
-                where = _branches(ctx.facts, loop, event.site)
-                served = next((ctx.facts.if_tests.get(b[-1][0]) for e, b in ((e, _branches(ctx.facts, loop, e.site)) for e in events if e.kind == "reset")
-                               if _serves_own_step(ctx.facts, loop, events, e, b, event, where)), None)
-                if guard is None and served is not None:
+                _, guard, served = _counted_resets(ctx.facts, loop, events, event)  # (why the resets did not count)
+                never = "never reset in this loop"
+                if guard is not None:
+                    never = f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
+                elif served is not None:
                     never = f"reset only for the step under `if {ctx.code(served)}:`"
                 yield ctx.report(
                     event.node,
@@ -108,14 +105,7 @@ class MissingZeroGrad(Rule):
         of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
         count for the backward in this branch."""
         where = _branches(facts, loop, step.site)
-        resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
-        resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
-        resets = [(e, b) for e, b in resets if _skipped_for_whole_runs(facts, loop, b, step, [r for _, r in resets]) is None]
-        # `if torch.isnan(loss): optimizer.zero_grad(); continue`: a reset on a path that leaves the iteration
-        resets = [(e, b) for e, b in resets if not any(x in facts.exiting_branches and x not in where for x in b)]
-        # `if i % d_reg_every == 0: D.zero_grad(); r1.backward(); d_optim.step()`: a reset that serves a
-        # step of its own in a periodic branch leaves the unconditional step summing between visits
-        resets = [(e, b) for e, b in resets if not _serves_own_step(facts, loop, events, e, b, step, where)]
+        resets, _, _ = _counted_resets(facts, loop, events, step)
         backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         return all(
@@ -147,6 +137,32 @@ class MissingZeroGrad(Rule):
         # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
+
+
+def _counted_resets(facts, loop, events, step) -> tuple[list, cst.BaseExpression | None, cst.BaseExpression | None]:
+    """(reset, its branches) for the resets that can cover `step`, with the tests that discounted others,
+    for the message: the loop-invariant guard of a reset skipped for whole runs, and the branch of a
+    reset that serves a step of its own."""
+    where = _branches(facts, loop, step.site)
+    resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
+    resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
+    everywhere = [b for _, b in resets]
+    guard = served = None
+    counted = []
+    for e, b in resets:
+        test = _skipped_for_whole_runs(facts, loop, b, step, everywhere)
+        if test is not None:
+            guard = guard if guard is not None else test
+        # `if torch.isnan(loss): optimizer.zero_grad(); continue`: a reset on a path that leaves the iteration
+        elif any(x in facts.exiting_branches and x not in where for x in b):
+            continue
+        # `if i % d_reg_every == 0: D.zero_grad(); r1.backward(); d_optim.step()`: a reset that serves a
+        # step of its own in a periodic branch leaves the unconditional step summing between visits
+        elif _serves_own_step(facts, loop, events, e, b, step, where):
+            served = served if served is not None else facts.if_tests.get(b[-1][0])
+        else:
+            counted.append((e, b))
+    return counted, guard, served
 
 
 def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
