@@ -510,9 +510,9 @@ class Evaluation:
         self.forward()`) and `forward` is overridden here: the models the override runs, as this call runs
         them (gan-compression's distillers, the CycleGAN/pix2pix lineage)."""
         cls = call.function.self_class()
-        found = self._inherited(self.facts, cls, call.method) if cls is not None and call.method else None
+        found = self._method_and_file(self.facts, cls, call.method) if cls is not None and call.method else None
         if found is None or found[0] is self.facts:
-            return []
+            return []  # (a method of this file's classes is a local helper, followed as one)
         base = found[1]
         if any(c.method in ("eval", "train") for c in base.calls):
             return []  # the base method sets the modes itself
@@ -527,19 +527,6 @@ class Evaluation:
                     off = _no_grad_at(base, inner) or r.grad_off_inside or _no_grad_at(override, r.call)
                     runs[model] = ModelRun(call, model, r.has_modes, off)
         return list(runs.values())
-
-    def _inherited(self, facts, cls, name: str, depth: int = 0) -> tuple | None:
-        """(facts, method) for a method a class inherits from a base class of this project."""
-        for written in cls.written_bases:
-            found = lookup_class(self.training.project, facts, written) if depth < 4 else None
-            if found is None or found[1] is cls:
-                continue
-            if name in found[1].methods:
-                return found[0], found[1].methods[name]
-            deeper = self._inherited(found[0], found[1], name, depth + 1)
-            if deeper is not None:
-                return deeper
-        return None
 
     def _wrapper_protocol(self, call: CallInfo) -> bool:
         """`self.model.test(child)` on an object from `create_model(opt)`, a class picked by name at run
@@ -599,14 +586,19 @@ class Evaluation:
             return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
         return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
 
-    def _method_of(self, facts, cls, name: str, depth: int = 0) -> FunctionInfo | None:
+    def _method_of(self, facts, cls, name: str) -> FunctionInfo | None:
         """A method of a class or of its base classes, in this file or another file of the project."""
+        found = self._method_and_file(facts, cls, name)
+        return found[1] if found is not None else None
+
+    def _method_and_file(self, facts, cls, name: str, depth: int = 0) -> tuple | None:
+        """(facts, method): the method as `_method_of` finds it, with the file it is written in."""
         if name in cls.methods:
-            return cls.methods[name]
+            return facts, cls.methods[name]
         for written in cls.written_bases:
             found = lookup_class(self.training.project, facts, written) if depth < 4 else None
             if found is not None and found[1] is not cls:
-                method = self._method_of(found[0], found[1], name, depth + 1)
+                method = self._method_and_file(found[0], found[1], name, depth + 1)
                 if method is not None:
                     return method
         return None
@@ -675,15 +667,20 @@ class Evaluation:
                 inner = held[0] if held is not None else part
                 if isinstance(inner, (cst.Call, cst.Subscript)) and self._made_in_eval_mode(inner, callee, depth + 1):
                     return True
-                if name and "." not in name and depth < 2 and id(callee) not in self._asking:
-                    # `model = load_model(...)` (which evals it), then `model = model.to(device)`, `return data, model`
-                    self._asking.add(id(callee))
-                    try:
-                        if self._last_mode(callee, name, at) == "eval":
-                            return True
-                    finally:
-                        self._asking.discard(id(callee))
+                if name and "." not in name and depth < 2 and self._mode_left_by(callee, name, at) == "eval":
+                    return True  # `model = load_model(...)` (which evals it), then `model = model.to(device)`, `return data, model`
         return False
+
+    def _mode_left_by(self, fn: FunctionInfo, model: str, at: int) -> str | None:
+        """`_last_mode` of a helper that may end up asking about itself (a recursive helper, a method
+        switching models of its own object): None while that question is already being answered."""
+        if id(fn) in self._asking:
+            return None
+        self._asking.add(id(fn))
+        try:
+            return self._last_mode(fn, model, at)
+        finally:
+            self._asking.discard(id(fn))
 
     def _model_arg(self, callee: FunctionInfo, call: CallInfo, model: str) -> tuple[bool, str | None]:
         """(whether `call` hands `model` to `callee`, the parameter it arrives as)."""
@@ -708,11 +705,7 @@ class Evaluation:
                 return False
             if any(d.endswith("contextmanager") for d in callee.decorators):
                 return True  # `with inference_context(model):` restores the mode only after the block
-            self._asking.add(id(callee))  # (a recursive helper asks about itself)
-            try:
-                return self._last_mode(callee, param, 1 << 62) != "train"
-            finally:
-                self._asking.discard(id(callee))
+            return self._mode_left_by(callee, param, 1 << 62) != "train"
         if call.receiver == "self" and model.startswith("self."):
             named = self._named_switch_mode(callee, model)
             if named is not None:  # `self.train_mode()` that trains the others but keeps `self.mov_enc.eval()`
@@ -728,13 +721,9 @@ class Evaluation:
         """The mode a method of the same object leaves `self.<model>` in, when it switches that model (or
         what holds it) by name; None when it does not name it."""
         if not any(i.method in ("eval", "train") and i.receiver not in (None, "self") and within(model, i.receiver)
-                   for i in callee.calls) or id(callee) in self._asking:
+                   for i in callee.calls):
             return None
-        self._asking.add(id(callee))
-        try:
-            return self._last_mode(callee, model, 1 << 62)
-        finally:
-            self._asking.discard(id(callee))
+        return self._mode_left_by(callee, model, 1 << 62)
 
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
@@ -874,10 +863,10 @@ class Evaluation:
         found = []
         for expr, where, at in choices:
             inst = self.flow.instance_of(expr, where, at)
-            method = self._method_of(inst.facts, inst.cls, "forward") if inst is not None and inst.cls is not None else None
-            if method is None:
+            forward = self._method_and_file(inst.facts, inst.cls, "forward") if inst is not None and inst.cls is not None else None
+            if forward is None:
                 return []
-            found.append((inst.facts, method))
+            found.append(forward)  # (with the file of the class that defines it: a base may sit elsewhere)
         return found
 
     def frozen_model(self, run: ModelRun) -> bool:
