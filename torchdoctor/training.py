@@ -166,7 +166,7 @@ class TrainingFacts:
             return "step", self.canonical(call.receiver, fn)  # ScheduledOptim.step_and_update_lr()
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
-            if call.receiver.rsplit(".", 1)[-1].lower().endswith("scaler"):
+            if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
                 args = positional_args(call.node)
                 target = dotted_name(args[0]) if args else None
                 return ("step", self.canonical(target, fn)) if target else None
@@ -241,7 +241,7 @@ class TrainingFacts:
             return
         in_step = in_step or (kind is not None and kind[0] == "step")
         callees = []
-        local = self.facts.resolve_function(call) or self._method_of_local_instance(call)
+        local = self.facts.resolve_function(call) or self.method_of_local_instance(call)
         if local is not None:
             callees.append((local, _bind(local, call, subst, self)))
         for name in _passed_callables(call):  # closures and callbacks passed along: LBFGS `opt.step(closure)`
@@ -265,7 +265,7 @@ class TrainingFacts:
         """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step."""
         return any(self.is_optimizer(t) for t in loop.targets)
 
-    def _method_of_local_instance(self, call: CallInfo) -> FunctionInfo | None:
+    def method_of_local_instance(self, call: CallInfo) -> FunctionInfo | None:
         """`manager.step_optimizers(step)` with `manager = TrainingManager(model)` built in this file, or
         `self.optimizer.step()` with `self.optimizer = NorMuonAndAdam(...)`: a class whose step resets."""
         receiver = call.receiver
@@ -436,6 +436,8 @@ class TrainingFacts:
             ]
             if chosen:
                 return any(self.constructs_module(cst.Call(func=alt, args=node.args), depth + 1) for alt in chosen)
+        if isinstance(node.func, cst.Subscript):
+            return self._registry_of_modules(node.func.value)  # `kernel_registry[kind](d_model=h)`
         q = self.facts.qualify(node.func)
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
@@ -492,6 +494,30 @@ class TrainingFacts:
             bool(_LAYER_CLASS.search(last)) and last[:1].isupper() or bool(_LIBRARY_MODULE.match(qualified))
         )
 
+
+    def _registry_of_modules(self, expr: cst.BaseExpression) -> bool:
+        """A module-level dict of this file, or one imported from the project, whose every value is a
+        module class: `registry = {"conv": ConvKernel, "s4": SSKernelDPLR}`, indexed by a config string."""
+        name = dotted_name(expr)
+        if not name or "." in name:
+            return False
+        value = next((a.value for a in self.facts.module_function.assigns if a.targets == (name,)), None)
+        found = (self.facts, value) if value is not None else (
+            self.project.module_value(self.facts, name) if self.project is not None else None
+        )
+        if found is None or not isinstance(found[1], cst.Dict) or not found[1].elements:
+            return False
+        facts, registry = found
+        for element in registry.elements:
+            if not isinstance(element, cst.DictElement):
+                return False
+            q = facts.qualify(element.value) or ""
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                continue
+            cls = lookup_class(self.project, facts, dotted_name(element.value))
+            if cls is None or not self.is_module_class(cls[0], cls[1]):
+                return False
+        return True
 
     def _aliased_module_class(self, facts: FileFacts, written: str, depth: int) -> bool:
         """`written` is a module-level alias of a module class: a torch.nn class, a project module class,
