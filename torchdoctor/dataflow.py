@@ -475,7 +475,7 @@ class DataFlow:
         hands_on = any(
             c.method == "forward" and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call)
             and dotted_name(c.node.func.value.func) == "super" and c.node.args
-            and dotted_name(c.node.args[0].value) == first
+            and _reshaped_from(c.node.args[0].value, first)  # (`super().forward(pred.transpose(1, 2), label)`)
             for c in forward.calls
         )
         return base if hands_on else None
@@ -513,7 +513,12 @@ class DataFlow:
             if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_CHAIN:
                 return self._constructors(expr.func.value, fn, order, depth + 1)  # `criterion.cuda()`
             q = self.facts.qualify(expr.func)
+            if q is None and isinstance(expr.func, cst.Name) and expr.func.value in self.facts.classes:
+                q = expr.func.value  # `criterion = FocalLoss(gamma=2)`, a class of this file
             return {q} if q else None
+        if isinstance(expr, cst.IfExp):  # `LabelSmoothing(ls) if ls > 0 else nn.CrossEntropyLoss()`
+            sides = [self._constructors(side, fn, order, depth + 1) for side in (expr.body, expr.orelse)]
+            return sides[0] | sides[1] if None not in sides else None
         name = dotted_name(expr)
         if name is None:
             return None
@@ -897,16 +902,34 @@ _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what lea
 
 
 def _forward_hands_input_to_cross_entropy(facts, cls) -> bool:
-    """A loss class whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s `FocalLoss`,
-    a masked cross-entropy that first selects the unmasked rows of it): it takes logits."""
+    """A loss class whose forward hands its first input to `F.cross_entropy` or `log_softmax` (DeepLabV3+'s
+    `FocalLoss`, a masked cross-entropy that first selects the unmasked rows of it, wise-ft's
+    `LabelSmoothing`), or to a `self.ce = nn.CrossEntropyLoss()` of its own (arcface's `FocalLoss`):
+    it takes logits."""
     forward = facts.find_method(cls, "forward")
     if forward is None or len(forward.params) < 2:
         return False
     first = forward.params[1]
-    return any(
-        c.qualname == "torch.nn.functional.cross_entropy" and c.node.args and dotted_name(c.node.args[0].value) == first
-        for c in forward.calls
-    )
+    own = {  # `self.ce = nn.CrossEntropyLoss()` in __init__
+        t for m in cls.methods.values() for a in m.assigns if isinstance(a.value, cst.Call)
+        and facts.qualify(a.value.func) in _LOGIT_TAKERS for t in a.targets if t.startswith("self.")
+    }
+    for c in forward.calls:
+        if c.node.args and _reshaped_from(c.node.args[0].value, first) and (c.qualname in _LOGIT_TAKERS or c.dotted in own):
+            return True
+        if c.method == "log_softmax" and c.receiver == first:  # `x.log_softmax(-1)`
+            return True
+    return False
+
+
+_RESHAPING = frozenset({"transpose", "permute", "view", "reshape", "contiguous", "flatten", "float", "squeeze", "unsqueeze"})
+
+
+def _reshaped_from(node: cst.BaseExpression, name: str | None) -> bool:
+    """`pred`, or `pred.transpose(1, 2).contiguous()`: the same values, laid out differently."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _RESHAPING:
+        node = node.func.value
+    return name is not None and dotted_name(node) == name
 
 
 def under_moves(node: cst.BaseExpression) -> cst.BaseExpression:
