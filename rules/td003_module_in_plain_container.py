@@ -7,7 +7,9 @@ import libcst as cst
 from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
 from torchdoctor.rule import Rule
 
-_REGISTERING = {"ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "ParameterList"}
+_REGISTERING = {
+    "ModuleList", "ModuleDict", "Sequential", "add_module", "register_module", "setattr", "__setattr__", "ParameterList",
+}  # (`self.__setattr__(f"fc{i}", fc)` registers like `setattr(self, ...)`)
 
 
 class ModuleInPlainContainer(Rule):

@@ -137,6 +137,18 @@ class ProjectIndex:
                 return found
         return None
 
+    def module_value(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, cst.BaseExpression] | None:
+        """The value a module-level name imported from another file of the project was assigned there:
+        `from .kernels import registry as kernel_registry`, where `registry = {"s4": SSKernel, ...}`."""
+        imported = facts.imported.get(local_name)
+        if imported is None or imported.name is None or facts.path == "<string>":
+            return None
+        other = self.module_facts(Path(facts.path), imported.module)
+        if other is None:
+            return None
+        value = next((a.value for a in other.module_function.assigns if a.targets == (imported.name,)), None)
+        return (other, value) if value is not None else None
+
     def function_named(self, facts: FileFacts, name: str | None) -> tuple[FileFacts, FunctionInfo] | None:
         """(facts, function) for a function, `module.function` or `Class.method` imported from another
         file of the project: `import auxiliaries as aux` ... `aux.eval_metrics(model, loader)`."""
@@ -147,8 +159,13 @@ class ProjectIndex:
             return found if found is not None and isinstance(found[1], FunctionInfo) else None
         owner, method = name.split(".")
         imported = facts.imported.get(owner)
-        if imported is not None and imported.name is None and facts.path != "<string>":
-            other = self.module_facts(Path(facts.path), imported.module)
+        module = None
+        if imported is not None and facts.path != "<string>":
+            # `import aux` ... `aux.f()`, or `from src.models import utils` ... `utils.get_logits()` (a submodule)
+            joint = "" if imported.module.endswith(".") else "."  # (`from . import utils`)
+            module = imported.module if imported.name is None else f"{imported.module}{joint}{imported.name}"
+        if module is not None and (imported.name is None or imported.name not in facts.classes and self.module_file(Path(facts.path), module)):
+            other = self.module_facts(Path(facts.path), module)
             function = other.toplevel_functions.get(method) if other is not None else None
             if other is not None and function is None:  # a package that re-exports it: `from .optim_util import clip_grad_norm`
                 found = self.resolve_imported(other, method)
