@@ -534,7 +534,8 @@ def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
 
 
 def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
-    """forward itself (direct=True), then the methods it calls through `self.`, two levels deep."""
+    """forward itself (direct=True), then the methods it calls through `self.` and the functions it
+    defines and calls itself (s4's `def restrict(x): ...` inside forward), two levels deep."""
     yield forward, True
     seen = {id(forward)}
     frontier = [forward]
@@ -542,8 +543,10 @@ def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
         nxt = []
         for fn in frontier:
             for call in fn.calls:
-                if call.receiver == "self":
+                if call.receiver == "self" or call.receiver is None and isinstance(call.node.func, cst.Name):
                     helper = facts.resolve_function(call)
+                    if call.receiver is None and (helper is None or helper.parent is not fn):
+                        continue
                     if helper is not None and id(helper) not in seen and helper.name != "__init__":
                         seen.add(id(helper))
                         nxt.append(helper)
