@@ -75,6 +75,15 @@ class EvalWithoutEvalMode(Rule):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
                 reported.update((model, id(call.node)))
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
+                undone = evaluation.switched_back_by(model, call)
+                if undone is not None:
+                    yield ctx.report(
+                        call.node,
+                        f"'{run.model}' runs in {where} in training mode: `{ctx.code(undone.node)}` switches it back "
+                        f"with `.train()` after its `.eval()`, so Dropout and BatchNorm behave as in training; "
+                        f"switch it to eval after that call",
+                    )
+                    continue
                 yield ctx.report(
                     call.node,
                     f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout and "

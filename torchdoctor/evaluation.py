@@ -33,7 +33,8 @@ _EVAL_NAME = re.compile(
 )
 # `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not
 # `model_transform`, `model_registry`, pydantic's `model_dump`)
-_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$")
+# (`net_G`, `net_D`: imaginaire's generator and discriminator, `netG`'s spelling with an underscore)
+_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$|^net_[A-Z]{1,2}$")
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
@@ -48,12 +49,12 @@ _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|log_prob\w*)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|extract_feat\w*|embed\w*|reconstruct|recognize|test|act)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|inference|extract_feat\w*|embed\w*|reconstruct|recognize|test|act)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
-_PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$", re.I)
+_PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$|^net_[A-Z]{1,2}$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
@@ -461,8 +462,11 @@ class Evaluation:
             param = self._param_bound_to(helper, call, arg)
             if param and _calls_param(helper, param):
                 # judged for gradients only: how models reach helpers of other files (torchtitan's validator
-                # hands pretrained encoders to `preprocess_data`) says too little about their mode
-                return ModelRun(call, dotted_name(arg.value), has_modes=False, grad_off_inside=self._sets_grad_mode(helper))
+                # hands pretrained encoders to `preprocess_data`) says too little about their mode; unless
+                # the file itself trains that model and switches its modes (vilbert's `evaluate(..., model)`
+                # hands the model it trains to `ForwardModelsVal`, and ends with `model.train()`)
+                name = dotted_name(arg.value)
+                return ModelRun(call, name, has_modes=name in self._switched_models, grad_off_inside=self._sets_grad_mode(helper))
         return None
 
     def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo) -> str | None:
@@ -609,7 +613,10 @@ class Evaluation:
         inst = self.flow.instance_of(cst.parse_expression(name), fn, 1 << 62)
         if inst is not None and (inst.cls or inst.sequential or inst.factory or (inst.qualname or "").startswith("torch.nn.")):
             return True
-        return any(c.receiver == name and c.method in _MODULE_API for c in self.facts.calls)
+        canonical = self.training.canonical(name, fn) or name
+        if canonical.startswith("self.") and canonical.endswith(".module"):
+            return True  # `net_G = self.net_G.module`: what a DistributedDataParallel wrapper holds
+        return any(c.receiver in (name, canonical) and c.method in _MODULE_API for c in self.facts.calls)
 
     def _made_in_eval_mode(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> bool:
         """The value is a model already switched to eval mode: a chain with `.eval()` in it, or the
@@ -725,12 +732,36 @@ class Evaluation:
             return None
         return self._mode_left_by(callee, model, 1 << 62)
 
+    def switched_back_by(self, model: str, call: CallInfo) -> CallInfo | None:
+        """The helper call that puts `model` back into training mode after this function's own `.eval()`
+        and before `call` (imaginaire's `test()`: `net_G.eval()`, then per batch `self.start_of_iteration()`,
+        which calls `self.net_G.train()`): for the message, which otherwise would ask for the eval() it has."""
+        fn, at = call.function, call.context.order
+        names = {model, self.training.canonical(model, fn) or model}
+        switched = [c.context.order for c in fn.calls if c.method == "eval" and c.context.order < at and c.receiver
+                    and (c.receiver in names or self.training.canonical(c.receiver, fn) in names)]
+        if not switched:
+            return None
+        for c in fn.calls:
+            if max(switched) < c.context.order < at:
+                callee = self.facts.resolve_function(c)
+                if callee is not None and any(self._helper_trains(callee, c, name) for name in names):
+                    return c
+        return None
+
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
         (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
         passed, param = self._model_arg(callee, call, model)
         if passed:
             return param is not None and _trains_receiver(callee, param)
+        receiver = call.receiver
+        if receiver and receiver != "self" and "." not in receiver and model.startswith(receiver + "."):
+            # `trainer.train_epoch(epoch)` before `trainer.test_epoch(epoch)`: `self.model.train()` inside
+            # is `trainer.model` here
+            inner = "self" + model[len(receiver):]
+            named = self._named_switch_mode(callee, inner)
+            return named == "train" if named is not None else _trains_receiver(callee, inner)
         if model.startswith("self.") and call.receiver == "self":
             named = self._named_switch_mode(callee, model)
             if named is not None:
@@ -793,9 +824,14 @@ class Evaluation:
         model = (call.dotted or "").split(".", 1)[0]
         # (`gen = self.model.generator` is an alias of a trained model, not one built for a smoke test)
         built_here = any(model in a.targets and not isinstance(a.value, cst.Attribute) for a in call.function.assigns)
-        samples = all(is_none(a.value) or isinstance(a.value, (cst.Integer, cst.Float)) for a in call.node.args)
+        samples = all(
+            is_none(a.value) or isinstance(a.value, (cst.Integer, cst.Float)) or _drawn_in_loop(a.value, call)
+            for a in call.node.args
+        )
         if call.context.loops and not built_here and samples and _EVAL_NAME.search(call.function.name):
-            return True  # `def eval_step(self): for i in range(n): x_fake.append(gen())`: samples for FID
+            # `def eval_step(self): for i in range(n): x_fake.append(gen())`: samples for FID; or
+            # `while len(imgs) < n: z = self.zdist.sample((b,)); imgs += gen(z)` (an inception score)
+            return True
         random_input = any(
             isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
             for a in call.node.args
@@ -915,6 +951,8 @@ class Evaluation:
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
         return bool(sites) and all(
             s.context.loops and not any(e.kind == "backward" for e in judge.training.loop_events(s.context.loops[-1]))
+            # (or a Lightning `validation_step`, which the framework calls once per batch)
+            or not s.context.loops and s.function.cls is not None and _EVAL_STEP_HOOK.match(s.function.name)
             for judge, s in sites
         )  # (a validation loop in the function that also trains counts; PPO's update loop steps, so it does not)
 
@@ -1125,9 +1163,13 @@ class Evaluation:
             if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
                 # `embedding.extract(...)`: its `self.model` is `embedding.model`, and the `model` that
                 # `Embedding(root, model)` stored there; either name switched to eval mode will do
+                held = site.receiver + model[len(head):]
+                if judge._last_mode(site.function, held, site.context.order) == "train":
+                    return False  # `trainer.train_epoch(epoch)` just before: whatever the model was built in
                 stored = self._stored_by_constructor(fn, model, site)
-                if not (judge.eval_mode_set_before(site.receiver + model[len(head):], site, depth + 1) or any(
-                    self.for_file(facts).eval_mode_set_before(name, made, depth + 1) for facts, name, made in stored
+                if not (judge.eval_mode_set_before(held, site, depth + 1) or any(
+                    self.for_file(facts).eval_mode_set_before(name, site if made.function is site.function else made, depth + 1)
+                    for facts, name, made in stored  # (the model it was built with, as it is where the pass runs)
                 )):
                     return False
                 continue
@@ -1417,8 +1459,12 @@ class Evaluation:
         judge = self.for_file(facts)
         holders = _holders_of(facts, cls, model)
         for m in cls.methods.values():
-            if m is skip or (_EVAL_NAME.search(m.name) and judge.model_runs(m)):
-                continue  # another evaluation pass (`predict()` beside `test()`) runs after, not before
+            runs = judge.model_runs(m) if m is not skip else []
+            if m is skip or runs and (_EVAL_NAME.search(m.name) or any(r.model and within(r.model, model) for r in runs)):
+                # another evaluation pass (`predict()` beside `test()`) runs after, not before; so does a
+                # method that switches this very model and runs it (rlkit's `dump_samples()`, called after
+                # `test_epoch()`): its switch serves its own pass
+                continue
             for c in m.calls:
                 # (`net = getattr(self, "net" + name); net.eval()` for every name: a GAN zoo's `eval()`)
                 every = (not by_name_only and c.method == "eval" and model.startswith("self.")
@@ -1534,7 +1580,7 @@ class Evaluation:
         latest = max((e[0] for e in events), default=-1)
         for c in fn.calls:  # a helper that puts the model back into training mode
             if c.context.order < before and (c.context.order > latest or c.context.branches):
-                callee = self.facts.resolve_function(c)
+                callee = self.facts.resolve_function(c) or self.training.method_of_local_instance(c)
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
         if before < 1 << 62 and _mode_chosen_by_parameter(fn, events, self.facts.if_tests):
@@ -1643,6 +1689,22 @@ def _never_held(cls, model: str) -> bool:
     if cls.written_bases and cls.written_bases != ("object",):
         return False
     return not any(attr in a.targets for m in cls.methods.values() for a in m.assigns)
+
+
+_DRAWING = frozenset({"sample", "rsample", "randn", "rand", "randint", "normal", "randn_like", "rand_like"})
+
+
+def _drawn_in_loop(value: cst.BaseExpression, call: CallInfo) -> bool:
+    """`z = self.zdist.sample((b,))` or `z = torch.randn(b, nz)` in the loop of `call`: a latent drawn for
+    each batch of samples, not data."""
+    if not isinstance(value, cst.Name) or not call.context.loops:
+        return False
+    loop = call.context.loops[-1]
+    return any(
+        a.targets == (value.value,) and isinstance(a.value, cst.Call) and loop in a.context.loops
+        and (dotted_name(a.value.func) or "").rsplit(".", 1)[-1] in _DRAWING
+        for a in call.function.assigns
+    )
 
 
 def _model_named(arg: cst.BaseExpression | None) -> str | None:
