@@ -21,9 +21,12 @@ _MOVES = {"to", "cuda", "type_as", "copy_"}
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
 # Arguments read on the CPU, by (position, keyword): `pack_padded_sequence`'s lengths, the shape tensor
 # of ONNX-friendly `reshape_from_tensor_shape` (built from `shape_as_tensor`, a CPU tensor)
-_HOST_ARGUMENTS = {
+_HOST_ARGUMENTS = {  # (position, keyword) of arguments that may be CPU tensors whatever the device
     "pack_padded_sequence": (1, "lengths"),
     "reshape_from_tensor_shape": (1, "shape"),
+    # torchdiffeq coerces the time grid to y0's device (with a warning): `odeint(f, h, torch.tensor([0, eps]))`
+    "odeint": (2, "t"),
+    "odeint_adjoint": (2, "t"),
 }
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
@@ -308,8 +311,12 @@ class TensorCreatedInForward(Rule):
             written = uses.copied_into_slice.get(id(call.node))
             if written is not None and not uses.device.touches(written):
                 continue  # `grid[:, :, 1] = torch.arange(w) * step`: copied onto the grid's device
-            if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project):
+            if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project) or _cast_to_host(fn, call.node):
                 continue
+            if target is not None and target.startswith("self.") and _kept_element_by_element(fn.self_class(), target[5:]):
+                continue  # `self.finished = torch.tensor([True for e in self.envs])`: per-env flags read one by one
+            if target is not None and target.isidentifier() and fn.node is not None and _HostReads(target).count(fn) == 0:
+                continue  # `finished = torch.tensor([False])`, never read: it meets nothing
             if (
                 target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target)
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
@@ -1161,8 +1168,65 @@ def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
     )
 
 
+def _kept_element_by_element(cls, attr: str) -> bool:
+    """Every use of `self.<attr>` in the class reads or writes one element (`self.finished[k] = False`,
+    `if self.finished[k]:`, `self.timestep[k] += 1`) or builds it anew: host-side bookkeeping (salina's
+    gym agent keeps a flag and a step count per environment), whose elements are 0-dim values that mix
+    with CUDA tensors without error."""
+    if cls is None:
+        return False
+    scan = _ElementUses(attr)
+    for method in cls.methods.values():
+        if method.node is not None:
+            method.node.body.visit(scan)
+    return scan.elements > 0 and scan.others == 0
+
+
+class _ElementUses(cst.CSTVisitor):
+    def __init__(self, attr: str) -> None:
+        self.attr, self.elements, self.others = attr, 0, 0
+
+    def _is_attr(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == self.attr and dotted_name(node.value) == "self"
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        if any(self._is_attr(t.target) for t in node.targets):
+            node.value.visit(self)  # `self.finished = torch.tensor([...])`, `self.timestep = 0`: bound anew, not used
+            return False
+        return True
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        if self._is_attr(node.value):
+            single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            index = node.slice[0].slice.value if single else None
+            if isinstance(index, (cst.Name, cst.Integer)):
+                self.elements += 1
+            else:
+                self.others += 1
+            return False
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self._is_attr(node):
+            self.others += 1
+            return False
+        return True
+
+
+def _cast_to_host(fn: FunctionInfo, factory: cst.Call) -> bool:
+    """The factory is part of a value brought to the host as it is assigned: `size = int(width *
+    torch.zeros(1).normal_(0.8, 0.3))` keeps a Python number, not the tensor."""
+    return any(
+        a.value is not None and _brought_to_host(a.value) and any(c is factory for c in calls_within(a.value))
+        for a in fn.assigns
+    )
+
+
 def _brought_to_host(value: cst.BaseExpression) -> bool:
-    """`ids.squeeze(0).to(dtype=torch.long, device="cpu")`, `x.detach().cpu()`, `t.tolist()`."""
+    """`ids.squeeze(0).to(dtype=torch.long, device="cpu")`, `x.detach().cpu()`, `t.tolist()`, or a Python
+    number made of it: `int(width * torch.zeros(1).normal_(0.8, 0.3))` (big-sleep's cutout size)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool"):
+        return True
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
         return False
     method = value.func.attr.value
