@@ -1161,27 +1161,49 @@ class Evaluation:
         for judge, site in judged:
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
             if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
-                # `embedding.extract(...)`: its `self.model` is `embedding.model`, and the `model` that
-                # `Embedding(root, model)` stored there; either name switched to eval mode will do
-                held = site.receiver + model[len(head):]
-                if judge._last_mode(site.function, held, site.context.order) == "train":
-                    return False  # `trainer.train_epoch(epoch)` just before: whatever the model was built in
-                stored = self._stored_by_constructor(fn, model, site)
-                if not (judge.eval_mode_set_before(held, site, depth + 1) or any(
-                    self.for_file(facts).eval_mode_set_before(name, site if made.function is site.function else made, depth + 1)
-                    for facts, name, made in stored  # (the model it was built with, as it is where the pass runs)
-                )):
+                if not self._held_in_eval_at(fn, model, judge, site, depth):
                     return False
                 continue
             if head in fn.params and head != "self":
                 arg = self.flow.argument_for(fn, head, site)
+                if is_none(arg):
+                    continue  # `load_or_compute_activations(..., None, ...)`: the real images, no model on this path
                 name = _model_named(arg)
                 if name is None:
                     return True  # passed something we cannot follow: give the benefit of the doubt
+                if judge._plain_function(name, site):
+                    continue  # `net = lambda X: linreg(X, w, b)` (d2l's `evaluate_loss(net, ...)`): no mode to set
                 caller_model = name + model[len(head):]
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _plain_function(self, name: str, site: CallInfo) -> bool:
+        """`name` holds a lambda or a function of this file where `site` runs: code, not an nn.Module."""
+        fn, at = site.function, site.context.order
+        unpacked = self.flow._unpacking(name, fn, at)
+        if unpacked is not None:  # `net, loss = lambda X: linreg(X, w, b), squared_loss`
+            value, index, width, _ = unpacked
+            value = value.elements[index].value if isinstance(value, cst.Tuple) and len(value.elements) == width else None
+        else:
+            held = self.flow.value_of(name, fn, at)
+            value = held[0] if held is not None else None
+        if isinstance(value, cst.Lambda):
+            return True
+        return isinstance(value, cst.Name) and value.value in self.facts.toplevel_functions
+
+    def _held_in_eval_at(self, fn: FunctionInfo, model: str, judge: "Evaluation", site: CallInfo, depth: int) -> bool:
+        """`embedding.extract(...)` runs fn: its `self.model` is `embedding.model`, and the `model` that
+        `Embedding(root, model)` stored there; either name switched to eval mode will do, unless the
+        instance's own training method ran just before (`trainer.train_epoch(epoch)`)."""
+        held = site.receiver + model[len("self"):]
+        if judge._last_mode(site.function, held, site.context.order) == "train":
+            return False
+        stored = self._stored_by_constructor(fn, model, site, judge)
+        return judge.eval_mode_set_before(held, site, depth + 1) or any(
+            self.for_file(facts).eval_mode_set_before(name, site if made.function is site.function else made, depth + 1)
+            for facts, name, made in stored  # (the model it was built with, as it is where the pass runs)
+        )
 
     def _trains_on_purpose(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
         """`model.train()` written just before the pass, with nothing trained in between: the mode is
@@ -1208,7 +1230,7 @@ class Evaluation:
                 return False
         return True
 
-    def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo) -> list[tuple]:
+    def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo, judge: "Evaluation") -> list[tuple]:
         """(facts, name, construction) for `predictor = Predictor(model, decoder)`, whose `__init__` keeps
         `self.model = model`: the name passed in for `self.model`, to be judged where the object was built
         (in the caller's caller when the object is handed down as a parameter)."""
@@ -1218,7 +1240,7 @@ class Evaluation:
         if stored is None or stored.value not in init.params:
             return []
         found = []
-        for origin in self.flow.origins(site.node.func.value, site.function, site.context.order):
+        for origin in judge.flow.origins(site.node.func.value, site.function, site.context.order):  # (in the site's file)
             construction = origin.facts.call_info(origin.call) if origin is not None else None
             if construction is None or dotted_name(origin.call.func) != fn.cls.name:
                 continue
@@ -1360,6 +1382,12 @@ class Evaluation:
             elsewhere = [(o, site) for o, site in project.callers_elsewhere(self.facts, fn.name) if not is_test_file(o.path)]
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
+                # `learner.model.eval()` then `learner.infer(...)` in the scripts that use the class: its
+                # `self.model` is theirs, judged where they call it
+                outside = [(j, s) for j, s in self._sites_anywhere(fn)
+                           if j is not self and s.receiver not in (None, "self") and "." not in s.receiver]
+                if outside and depth < 3:
+                    return all(self._held_in_eval_at(fn, model, j, s, depth) for j, s in outside)
                 # a trainer's evaluate(): fine if some method of the class (or of a base class we cannot
                 # see) switches this model to eval, or every construction hands it a model already in eval
                 return (self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
@@ -1558,6 +1586,8 @@ class Evaluation:
                 continue
             if not self._switch_reaches(c, model):
                 continue
+            if c.method in ("eval", "train") and len(c.node.args) > 1:
+                continue  # `learner.train(loader, epochs)`: a training routine (judged as a helper below), no switch
             if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
                 events.append((c.context.order, "eval", c.context.branches))
             elif c.method == "train":
@@ -1572,9 +1602,12 @@ class Evaluation:
             ):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
-            covers = any(within(model, t) for t in a.targets)
-            if a.context.order < before and covers and a.value is not None and (
-                self._made_in_eval_mode(a.value, fn) or self._wraps_evaluated(a.value, fn, a.context.order)
+            covers = [i for i, t in enumerate(a.targets) if within(model, t)]
+            value = a.value
+            if isinstance(value, cst.Tuple) and len(value.elements) == len(a.targets) and covers:
+                value = value.elements[covers[0]].value  # `netg, netd = NetG(opt).eval(), NetD(opt).eval()`
+            if a.context.order < before and covers and value is not None and (
+                self._made_in_eval_mode(value, fn) or self._wraps_evaluated(value, fn, a.context.order)
             ):
                 events.append((a.context.order, "eval", a.context.branches))
         latest = max((e[0] for e in events), default=-1)

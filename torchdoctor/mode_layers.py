@@ -68,6 +68,11 @@ class ModeLayers:
                 if self.class_has_mode_layers(facts, local, depth + 1):
                     return True
                 continue
+            found = lookup_class(self.training.project, facts, written)  # salina's `Agent(nn.Module)` in agent.py
+            if found is not None:
+                if self.class_has_mode_layers(found[0], found[1], depth + 1):
+                    return True
+                continue
             return True  # an unknown base class may hold anything
         if self._wraps_unknown_module(facts, cls, depth):
             return True
