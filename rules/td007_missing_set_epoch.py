@@ -163,6 +163,16 @@ class MissingSetEpoch(Rule):
             if not made:
                 return None
             out.update(id(m.call) for m in made)
+        for c in ctx.facts.calls:
+            # `loader.shuffle_dataset(train_loader, cur_epoch)`: a project helper (SlowFast's) that calls
+            # set_epoch on the sampler of the loader it is handed
+            found = ctx.project.function_named(ctx.facts, c.dotted) if ctx.project is not None and c.dotted else None
+            if found is None or not any(inner.method == "set_epoch" for inner in found[1].calls):
+                continue
+            for arg in c.node.args:
+                if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    loaders = flow.origins(arg.value, c.function, c.context.order)
+                    out.update(id(s.call) for o in loaders if o is not None for s in self._samplers_of(ctx, o))
         return out
 
     def _samplers_of(self, ctx, iterated, depth: int = 0) -> list:

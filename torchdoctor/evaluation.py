@@ -375,9 +375,14 @@ class Evaluation:
                 inst, method = self._model_method(c)
                 # `@torch.no_grad() def sample(self, ...)`; a library model's own `inference`/`predict`, whose
                 # code is not in the project, commonly disables gradients itself (PyG's `BasicGNN.inference`)
+                # (a model of unknown class running `inference(...)`, with no method of that name in this file:
+                # PyG's GRetriever and BasicGNN decorate theirs with no_grad, as most that carry the name do;
+                # its mode still matters)
                 off = self._delegates_grad_off(inst.facts, inst.cls, method) if method is not None else (
                     bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
                     or self._grad_off_in_every_method_named(c.method)
+                    or inst is None and c.method == "inference" and not any(
+                        "inference" in cls.methods for cls in self.facts.classes.values())
                 )
                 modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c)
                 runs.append(ModelRun(c, c.receiver, modes, off))
