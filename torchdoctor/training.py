@@ -162,8 +162,9 @@ class TrainingFacts:
         if m is not None and m.endswith(("backward", "backwards")) and "hook" not in m or call.qualname == "torch.autograd.backward":
             # `loss.backward()`, `self.backwards(loss)`, Lightning's `manual_backward`, DINOv2's `model.forward_backward(data)`
             return "backward", None
-        if m is not None and m.startswith("step_") and call.receiver is not None and self.is_optimizer(call.receiver):
-            return "step", self.canonical(call.receiver, fn)  # ScheduledOptim.step_and_update_lr()
+        if m is not None and m.startswith("step_") and "schedul" not in m and call.receiver is not None and self.is_optimizer(call.receiver):
+            # ScheduledOptim.step_and_update_lr(); not omnivision's `self.optim.step_schedulers(where)`
+            return "step", self.canonical(call.receiver, fn)
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
             if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
@@ -468,8 +469,10 @@ class TrainingFacts:
             for param, arg in zip(helper.params, node.args):
                 if arg.keyword is None and returned == {param}:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
                     return self.constructs_module(arg.value, depth + 1)
-            if here and values and all(self.constructs_module(v, depth + 1) for v in values):
-                return True  # `def _create_block(bt): return ResidualBlock(width, heads)` inside __init__
+            # `def _create_block(bt): return ResidualBlock(width, heads)` inside __init__, or Vim's module-level
+            # `def create_block(...): block = Block(...); block.layer_idx = i; return block`
+            if here and values and all(self.constructs_module(_named_value(helper, v), depth + 1) for v in values):
+                return True
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
             source = dotted_name(node.args[0].value) or ""
             copied = source.rsplit(".", 1)[-1]
