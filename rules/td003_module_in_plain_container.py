@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
@@ -146,7 +148,7 @@ class ModuleInPlainContainer(Rule):
                         holds, kind = True, local_sources.get(value.value, "list")
                 if not holds and kind is not None:
                     holds = _lists_unregistered_modules(training, a, attr, assigns, registered)
-                if not holds or _only_stateless(ctx, value):
+                if not holds or _only_stateless(ctx, value) or _only_losses(value):
                     continue
                 yield ctx.report(
                     a.node,
@@ -270,15 +272,30 @@ def _filled_after(a: AssignInfo, fills: list | None) -> bool:
 def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
     """Every element is a module with no parameters, buffers or mode of its own (`[series_decomp(k)
     for k in kernels]`, a moving average; `[nn.Identity() for _ in kernels]`): nothing is lost in a plain list."""
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
-        elements = [value.elt]
-    elif isinstance(value, cst.DictComp):
-        elements = [value.value]
-    elif isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
-        elements = [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))]
-    else:
-        return False
+    elements = _elements(value)
     return bool(elements) and all(ctx.training.constructs_stateless(ctx.facts, e) for e in elements)
+
+
+def _only_losses(value: cst.BaseExpression) -> bool:
+    """Every element is a loss module (`{name: CLIPLoss(device, clip_model=name) for name in clip_models}`,
+    StyleGAN-NADA's frozen CLIP judges): networks that score the output and are not trained, kept out of
+    the optimizer and the checkpoint on purpose."""
+    elements = _elements(value)
+    return bool(elements) and all(
+        isinstance(e, cst.Call) and re.search(r"(Loss|Criterion)$", (dotted_name(e.func) or "").rsplit(".", 1)[-1]) is not None
+        for e in elements
+    )
+
+
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What a container literal or comprehension holds."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
+        return [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))]
+    return []
 
 
 def _local_container_sources(assigns: list[AssignInfo]) -> dict[str, str]:
