@@ -217,6 +217,12 @@ class TensorCreatedInForward(Rule):
                 f"is a CPU index tensor ('{target}'): an index op on a CUDA tensor raises 'Expected all tensors "
                 "to be on the same device'; create it with `device=` from the input"
             )
+        stacked = _stacked_with_others(ctx.facts, fn, call, target)
+        if stacked is not None:  # `all_losses.append(torch.tensor(0.))` ... `torch.stack(all_losses)` (vector-quantize)
+            return (
+                f"is a CPU tensor stacked with the others by `{stacked}`: stack and cat require every tensor on one "
+                "device and raise 'Expected all tensors to be on the same device'; create it with `device=`"
+            )
         collective = next(
             (c for c in fn.calls if (c.qualname or "").rsplit(".", 1)[-1] in _COLLECTIVES
              and (c.qualname or "").startswith("torch.distributed.")
@@ -228,11 +234,12 @@ class TensorCreatedInForward(Rule):
                 f"is a CPU tensor handed to `{collective.dotted}`: the NCCL backend of GPU training accepts only "
                 "CUDA tensors and raises; create it with `device=` from the input"
             )
-        if target is not None and any(
+        added = any(a.augmented and a.value is not None and any(c is call.node for c in calls_within(a.value)) for a in fn.assigns)
+        if target is not None and not added and any(
             a.augmented and a.targets == (target,) and not _host_number(a.value, fn)
             and a.context.order > call.context.order  # (`loss += ...` in the loop above, then `loss = torch.tensor(0.0)`)
             for a in fn.assigns
-        ):  # (`state["offset"] += offset` with an int offset stays on the host)
+        ):  # (`state["offset"] += offset` with an int offset stays on the host; `loss += torch.tensor(0.0)` adds a scalar)
             return (
                 f"starts '{target}' as a CPU tensor and accumulates into it in place: `{target} += ...` with a "
                 "CUDA value raises 'Expected all tensors to be on the same device'; create it with `device=`"
@@ -300,8 +307,12 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
-            if _is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node):
-                continue  # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet")
+            if (_is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _concatenated(
+                ctx.facts, fn, uses.assigned_name(call.node)
+            ):
+                # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet"); but one that
+                # `torch.cat` later grows with CUDA values raises (measured on an H200: tests/test_gpu.py)
+                continue
             target = uses.assigned_name(call.node)
             carrier = uses.carried_by.get(id(call.node))
             if device_aware and not uses.met_before_moved(call.node, target, carrier, moved_at_end=True):
@@ -619,7 +630,9 @@ def _tests_device(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.BooleanOperation):
         return _tests_device(test.left) or _tests_device(test.right)
     if isinstance(test, cst.Comparison) and all(isinstance(c.operator, (cst.In, cst.NotIn)) for c in test.comparisons):
-        return False  # `device not in self.labels`: a cache keyed by device, not a choice of device
+        # `device not in self.labels`: a cache keyed by device, not a choice of device; but
+        # `"cuda" in str(self.conv1.weight.device)` (SwAV's ResNet) asks where the weights are
+        return isinstance(test.left, cst.SimpleString) and str(test.left.evaluated_value).lower() in ("cuda", "cpu", "gpu")
     text = " ".join(names_in(test)).lower()
     if isinstance(test, cst.Comparison):  # YOLOX's `if mode == "cpu":` (assignment falls back to the host on OOM)
         text += " " + " ".join(
@@ -1168,6 +1181,41 @@ def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
     )
 
 
+_JOINING = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _joining_calls(facts, fn: FunctionInfo, name: str):
+    """(call, how it is written) for the calls of fn that join `name` with other tensors: `torch.cat((acc,
+    loss))`, or `map(partial(torch.stack, dim=-1), (all_losses, all_indices))`."""
+    for c in fn.calls:
+        joined = [inner for inner in calls_within(c.node) if facts.qualify(inner.func) in _JOINING]
+        referenced = [a.value for inner in calls_within(c.node) for a in inner.args
+                      if isinstance(a.value, (cst.Attribute, cst.Name)) and facts.qualify(a.value) in _JOINING]
+        if (joined or referenced) and any(name in names_in(a.value) for a in c.node.args):
+            yield c, dotted_name((joined[0].func if joined else referenced[0])) or "torch.cat"
+
+
+def _concatenated(facts, fn: FunctionInfo, name: str | None) -> bool:
+    """`all_losses = torch.empty((0,))`, later `all_losses = cat((all_losses, loss), dim=-1)`."""
+    return bool(name) and name.isidentifier() and next(_joining_calls(facts, fn, name), None) is not None
+
+
+def _stacked_with_others(facts, fn: FunctionInfo, factory, target: str | None) -> str | None:
+    """The list a 0-dim factory is appended to (or the factory itself) is joined into one tensor: the
+    0-dim exception of mixed-device arithmetic does not hold for stack and cat."""
+    names = {target} if target else set()
+    for c in fn.calls:
+        if c.method == "append" and c.receiver and c.node.args and (
+            c.node.args[0].value is factory.node or target and dotted_name(c.node.args[0].value) == target
+        ):
+            names.add(c.receiver)
+    for name in names:
+        for c, how in _joining_calls(facts, fn, name):
+            if c.context.order > factory.context.order:
+                return how
+    return None
+
+
 def _kept_element_by_element(cls, attr: str) -> bool:
     """Every use of `self.<attr>` in the class reads or writes one element (`self.finished[k] = False`,
     `if self.finished[k]:`, `self.timestep[k] += 1`) or builds it anew: host-side bookkeeping (salina's
@@ -1305,8 +1353,19 @@ class _Statement:
     @property
     def touches(self) -> bool:
         if self._touches is None:
-            self._touches = self.always or self.device.touches(self.node)
+            self._touches = self.always or self.device.touches(_read_part(self.node))
         return self._touches
+
+
+def _read_part(node: cst.CSTNode) -> cst.CSTNode:
+    """What a statement reads: the value of `labels = b1 * h * w + c1`, not the name it binds (which a
+    later `labels = labels.to(logits.device)` puts on the device). Writes into a subscript or an
+    attribute read their owner, and keep the whole statement."""
+    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Assign):
+        assign = node.body[0]
+        if all(isinstance(t.target, cst.Name) for t in assign.targets):
+            return assign.value
+    return node
 
 
 class _NameCollector(cst.CSTVisitor):

@@ -297,12 +297,33 @@ def _arange_mixed_before_slice_write(x):
     return out
 
 
+def _zero_dim_stacked_with_cuda_losses(x):
+    losses = [x.sum(), torch.tensor(0.0)]  # vector-quantize's ResidualLFQ: a null loss made on the CPU
+    return torch.stack(losses)
+
+
+def _cuda_values_cat_onto_empty_cpu_placeholder(x):
+    all_losses = torch.empty((0,))  # vector-quantize's ResidualVQ: grown with cat, layer by layer
+    return torch.cat((all_losses, x.flatten()))
+
+
+def _zero_dim_added_into_cuda_accumulator(x):
+    loss = x.sum()
+    loss += torch.tensor(0.0)  # vector-quantize's LatentQuantize: the CPU value is the addend
+    return loss
+
+
+def _cpu_draw_cast_to_int(x):
+    size = int(5 * torch.zeros(1).normal_(mean=0.8, std=0.1).clip(0.5, 0.95))  # big-sleep's cutout size
+    return x[:, :size]
+
+
 @pytest.mark.parametrize(
     "pattern",
     [_cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
-     _read_back_as_number],
+     _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int],
 )
 def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     x = torch.randn(4, 5, 3, device="cuda")
@@ -312,7 +333,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
 @pytest.mark.parametrize(
     "pattern",
     [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu,
-     _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy],
+     _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy, _zero_dim_stacked_with_cuda_losses,
+     _cuda_values_cat_onto_empty_cpu_placeholder],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
