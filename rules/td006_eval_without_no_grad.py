@@ -9,7 +9,7 @@ from torchdoctor.rule import Rule
 
 
 _SERVING = re.compile(
-    r"^(_?(inference|infer|predict|predict_\w+|inference_\w+|handle|serve|forward_inference)|(compute|get|make)_predictions?)$"
+    r"^(_?(inference|infer|predict|predict_\w+|inference_\w+|handle|serve|forward_inference)|(compute|get|make)_predictions?|run_inference)$"
 )
 
 

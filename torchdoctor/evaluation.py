@@ -24,7 +24,7 @@ from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
-    r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader)s?)?$"
+    r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader|episode|policy)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test|accuracy)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
     r"|eval|valid|^estimate_loss$"
@@ -37,7 +37,7 @@ _EVAL_NAME = re.compile(
 _ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$|^net_[A-Z]{1,2}$")
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
-    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine)s?\d*$",
+    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine|ranker|reranker|biencoder)s?\d*$",
     re.I,
 )
 _PARAMETER_FREE = re.compile(
@@ -47,9 +47,9 @@ _PARAMETER_FREE = re.compile(
 )
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
-    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|log_prob\w*)$"
+    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|inference|extract_feat\w*|embed\w*|reconstruct|recognize|test|act)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|inference|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -59,13 +59,15 @@ _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", 
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
-_ACCESSOR = re.compile(r"(get|show|load|build|create|make|list|save|set|init|setup|prepare|wrap|unwrap)_")
+_ACCESSOR = re.compile(r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap)_")  # (`reranker._process_mentions_for_model(...)`)
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
 }
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
+_ACTING_CLASS = re.compile(r"(Agent|Actor|Policy|Player|Explorer)$")
+_ACTING_METHOD = re.compile(r"^(__call__|act|get_action|select_action|choose_action|sample_action|step)$")
 _EVAL_STEP_HOOK = re.compile(r"(prediction|predict|eval|evaluation|validation|test)_step$")
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _ANY_LOADER = re.compile(r"(^|_)(loader|dataloader|data_loader|dl)$", re.I)
@@ -139,7 +141,19 @@ class Evaluation:
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         if call.dotted.rsplit(".", 1)[-1][:1].isupper():
             return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
-        return self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
+        return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
+                or self._element_of_models(call))
+
+    def _element_of_models(self, call: CallInfo) -> bool:
+        """`for g_ema in generators: img, _ = g_ema(latent)`: one of a list of models, whatever it is called."""
+        if not isinstance(call.node.func, cst.Name):
+            return False
+        name = call.node.func.value
+        return any(
+            name in loop.targets and loop.iter_name and loop.iter_name.rsplit(".", 1)[-1].endswith("s")
+            and self.is_model_name(loop.iter_name.rsplit(".", 1)[-1])
+            for loop in call.context.loops
+        )
 
     def _holds_model_attribute(self, call: CallInfo) -> bool:
         """`gen = self.model.generator_test; if gen is None: gen = self.model.generator` ... `gen()`: a
@@ -219,6 +233,8 @@ class Evaluation:
                     continue
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
                 continue  # a model's own infer()/predict(): whoever calls it sets the modes
+            if fn.cls is not None and _ACTING_CLASS.search(fn.cls.name) and _ACTING_METHOD.match(fn.name):
+                continue  # `@torch.no_grad() def __call__(self, state)` of an RL agent: acting while training, not an evaluation
             # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
             # wraps detect.py's `run`, whose model comes from a loader that switches it to eval itself)
             if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in _NO_GRAD_WORDS for d in fn.decorators):
@@ -410,7 +426,10 @@ class Evaluation:
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
-                named = [(r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1)]
+                # (not `if self.segmentation_model.training: x = self.augmentation_model(x)`: a run the helper
+                # makes only in training mode, whose model the evaluation never reaches)
+                named = [(r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1)
+                         if not _gated_by_training_flag(r.call)]
                 # every model the helper runs, once each (`self.forward(batch)` runs text_enc and mov_enc)
                 distinct = list({m: (r, m) for r, m in reversed(named) if m is not None}.values())[::-1]
                 for inner, model in distinct:
@@ -577,6 +596,8 @@ class Evaluation:
     def _delegates_grad_off(self, facts, cls, method: FunctionInfo, depth: int = 0) -> bool:
         """The model method turns gradients off itself, or hands the work to one of its class's methods
         that does (AllenNLP's `forward_on_instance` -> `forward_on_instances`, under no_grad)."""
+        if method.name == "forward":  # (`model.forward(x, is_val=True)`: VICRegL logs metrics under no_grad, no more)
+            return _all_work_without_grad(method)
         if self._sets_grad_mode(method):
             return True
         if depth > 1 or any(c.dotted in ("self", "self.forward") for c in method.calls):
@@ -882,7 +903,7 @@ class Evaluation:
         """The model's own class runs its forward under no_grad (CutLER's `ViTFeat.forward`), so calling
         it builds no graph, wherever it is called from."""
         forwards = self._forwards_of(run)
-        return bool(forwards) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in forwards)
+        return bool(forwards) and all(_all_work_without_grad(method) for facts, method in forwards)
 
     def forward_needs_grad(self, run: ModelRun) -> bool:
         """The model's forward takes gradients itself (an energy model unrolling `higher`'s differentiable
@@ -1730,6 +1751,34 @@ def _never_held(cls, model: str) -> bool:
 
 
 _DRAWING = frozenset({"sample", "rsample", "randn", "rand", "randint", "normal", "randn_like", "rand_like"})
+
+
+def _all_work_without_grad(method: FunctionInfo) -> bool:
+    """The forward is decorated with no_grad, or runs every layer and method of its own under it: not
+    VICRegL's, which computes only its logged metrics under no_grad."""
+    if any(is_no_grad_name(d) for d in method.decorators):
+        return True
+    work = [c for c in method.calls if (c.dotted or "").startswith("self.")]
+    return bool(work) and all(any(is_no_grad_name(w) for w in c.context.withs) for c in work)
+
+
+def _gated_by_training_flag(call: CallInfo) -> bool:
+    """The call runs only under a test of some module's `.training` flag."""
+    return any(
+        isinstance(n, cst.Attribute) and n.attr.value == "training"
+        for test in call.context.conditions for n in _attributes_in(test)
+    )
+
+
+def _attributes_in(node: cst.CSTNode) -> list[cst.Attribute]:
+    found: list[cst.Attribute] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
 
 
 def _drawn_in_loop(value: cst.BaseExpression, call: CallInfo) -> bool:
