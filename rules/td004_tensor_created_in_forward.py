@@ -217,7 +217,9 @@ class TensorCreatedInForward(Rule):
                 f"is a CPU index tensor ('{target}'): an index op on a CUDA tensor raises 'Expected all tensors "
                 "to be on the same device'; create it with `device=` from the input"
             )
-        stacked = _stacked_with_others(ctx.facts, fn, call, target)
+        lists = {c.receiver for c in fn.calls if c.method == "append" and c.receiver and c.node.args
+                 and (c.node.args[0].value is call.node or target and dotted_name(c.node.args[0].value) == target)}
+        stacked = _joined_with_device_values(ctx.facts, fn, call, target, uses, sorted(lists)) if _scalar_literal(call.node) else None
         if stacked is not None:  # `all_losses.append(torch.tensor(0.))` ... `torch.stack(all_losses)` (vector-quantize)
             return (
                 f"is a CPU tensor stacked with the others by `{stacked}`: stack and cat require every tensor on one "
@@ -307,8 +309,8 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
-            if (_is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _concatenated(
-                ctx.facts, fn, uses.assigned_name(call.node)
+            if (_is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _joined_with_device_values(
+                ctx.facts, fn, call, uses.assigned_name(call.node), uses
             ):
                 # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet"); but one that
                 # `torch.cat` later grows with CUDA values raises (measured on an H200: tests/test_gpu.py)
@@ -1195,25 +1197,46 @@ def _joining_calls(facts, fn: FunctionInfo, name: str):
             yield c, dotted_name((joined[0].func if joined else referenced[0])) or "torch.cat"
 
 
-def _concatenated(facts, fn: FunctionInfo, name: str | None) -> bool:
-    """`all_losses = torch.empty((0,))`, later `all_losses = cat((all_losses, loss), dim=-1)`."""
-    return bool(name) and name.isidentifier() and next(_joining_calls(facts, fn, name), None) is not None
-
-
-def _stacked_with_others(facts, fn: FunctionInfo, factory, target: str | None) -> str | None:
-    """The list a 0-dim factory is appended to (or the factory itself) is joined into one tensor: the
-    0-dim exception of mixed-device arithmetic does not hold for stack and cat."""
-    names = {target} if target else set()
-    for c in fn.calls:
-        if c.method == "append" and c.receiver and c.node.args and (
-            c.node.args[0].value is factory.node or target and dotted_name(c.node.args[0].value) == target
-        ):
-            names.add(c.receiver)
-    for name in names:
-        for c, how in _joining_calls(facts, fn, name):
-            if c.context.order > factory.context.order:
+def _joined_with_device_values(facts, fn: FunctionInfo, made, name: str | None, uses, lists=()) -> str | None:
+    """How `name` (or a list `made` was appended to) is joined with tensors on the device, after `made`
+    and before anything replaces it: `cat((all_losses, loss))` with the CUDA loss. Not a join with
+    host values (`cat((char, h.cpu().data))`), not after a move, nor after the placeholder is replaced
+    (`if emb.shape[-1] == 0: emb = step else: emb = cat([emb, step], 1)`)."""
+    if not name or not name.isidentifier() or name in uses.moved_names:
+        return None
+    replaced = [a.context.order for a in fn.assigns if name in a.targets and a.value is not None
+                and a.context.order > made.context.order and name not in names_in(a.value)
+                and not any(c is made.node for c in calls_within(a.value))]  # (not the assignment that makes it)
+    for holder in (name, *lists):
+        appended = [a.value for c in fn.calls if c.method == "append" and c.receiver == holder for a in c.node.args[:1]]
+        for join, how in _joining_calls(facts, fn, holder):
+            if join.context.order <= made.context.order or any(made.context.order < r < join.context.order for r in replaced):
+                continue
+            operands = [a.value for a in join.node.args] + (appended if holder != name else [])
+            if any(_on_device(uses, o, holder) for o in operands):
                 return how
     return None
+
+
+def _on_device(uses, value: cst.BaseExpression, skip: str) -> bool:
+    """A join operand on the device: not the held name itself, nor a value brought to the host."""
+    while isinstance(value, cst.Attribute) and value.attr.value in ("data",) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "detach"
+    ):
+        value = value.value if isinstance(value, cst.Attribute) else value.func.value
+    if _brought_to_host(value) or dotted_name(value) == skip:
+        return False
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return any(_on_device(uses, e.value, skip) for e in value.elements if isinstance(e, cst.Element))
+    return uses.device.touches(value)
+
+
+def _scalar_literal(call: cst.Call) -> bool:
+    """`torch.tensor(0.)`, `torch.tensor(-1, dtype=torch.long)`: a 0-dim tensor by its literal."""
+    data = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if isinstance(data, cst.UnaryOperation):
+        data = data.expression
+    return isinstance(data, (cst.Integer, cst.Float))
 
 
 def _kept_element_by_element(cls, attr: str) -> bool:

@@ -123,6 +123,7 @@ def _is_iteration_wrapper(name: str | None) -> bool:
     return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
 
 
+_LOADING_CONSTRUCTORS = frozenset({"from_pretrained", "load_from_checkpoint", "from_config"})
 _LOGIT_TAKERS = {
     "torch.nn.functional.log_softmax", "torch.log_softmax", "torch.nn.functional.cross_entropy",
     "torch.nn.LogSoftmax", "torch.nn.CrossEntropyLoss",
@@ -797,6 +798,11 @@ class DataFlow:
             found = lookup_class(self.project, self.facts, dotted_name(expr.func))
             if found is not None:
                 return Instance(found[0], cls=found[1])
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _LOADING_CONSTRUCTORS:
+                # `DonutModel.from_pretrained(path)`, `LitModel.load_from_checkpoint(ckpt)`: an instance of a project class
+                found = lookup_class(self.project, self.facts, dotted_name(expr.func.value))
+                if found is not None:
+                    return Instance(found[0], cls=found[1])
             returned = self._returns_of(expr, fn, depth)
             if returned:  # `model = build_model(cfg)` with build_model in the project
                 made = {flow.instance_of(v, where, at, depth + 1) for flow, v, where, at in returned}
