@@ -163,10 +163,14 @@ class MissingSetEpoch(Rule):
             if not made:
                 return None
             out.update(id(m.call) for m in made)
+        iterated = {loop.iter_name for loop in ctx.facts.loops if loop.iter_name}
         for c in ctx.facts.calls:
             # `loader.shuffle_dataset(train_loader, cur_epoch)`: a project helper (SlowFast's) that calls
-            # set_epoch on the sampler of the loader it is handed
-            found = ctx.project.function_named(ctx.facts, c.dotted) if ctx.project is not None and c.dotted else None
+            # set_epoch on the sampler of the loader it is handed (only calls handed a loader the file iterates
+            # are looked up: resolving every call in the project is slow)
+            if ctx.project is None or not c.dotted or not any(dotted_name(a.value) in iterated for a in c.node.args):
+                continue
+            found = ctx.project.function_named(ctx.facts, c.dotted)
             if found is None or not any(inner.method == "set_epoch" for inner in found[1].calls):
                 continue
             for arg in c.node.args:
