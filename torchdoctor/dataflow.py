@@ -523,7 +523,7 @@ class DataFlow:
         name = dotted_name(expr)
         if name is None:
             return None
-        unpacked = self._unpacking(name, fn, order)
+        unpacked = self.unpacking(name, fn, order)
         if unpacked is not None:  # `model, criterion = set_model(opt)`
             value, index, width, at = unpacked
             found = set()
@@ -607,7 +607,7 @@ class DataFlow:
         name = dotted_name(expr)
         if name is None:
             return [None]
-        unpacked = self._unpacking(name, fn, order)
+        unpacked = self.unpacking(name, fn, order)
         if unpacked is not None:  # `loader, sampler = make_loaders(...)`
             value, index, width, at = unpacked
             return self._element_origins(value, index, width, fn, at, depth)
@@ -628,7 +628,7 @@ class DataFlow:
             return found or [None]
         if name.startswith("self.") and fn.cls is not None:  # `self._sampler, self._loader = self._setup_data()`
             for method in fn.cls.methods.values():
-                unpacked = self._unpacking(name, method, 1 << 62)
+                unpacked = self.unpacking(name, method, 1 << 62)
                 if unpacked is not None:
                     value, index, width, at = unpacked
                     return self._element_origins(value, index, width, method, at, depth)
@@ -702,7 +702,7 @@ class DataFlow:
         name = dotted_name(container)
         if name is None:
             return [None]
-        unpacked = self._unpacking(name, fn, order)
+        unpacked = self.unpacking(name, fn, order)
         if unpacked is not None:  # `loaders, samplers = get_datasets(cfg)`: the list returned in that place
             value, index, width, at = unpacked
             return self._element_origins(value, index, width, fn, at, depth + 1, elements=True)
@@ -738,7 +738,7 @@ class DataFlow:
             return None
         return [(flow, r.value, local, at) for r, at in local.returns if r.value is not None]
 
-    def _unpacking(self, name: str, fn: FunctionInfo, order: int):
+    def unpacking(self, name: str, fn: FunctionInfo, order: int):
         """(value, index, width, order) when the assignment reaching `name` unpacks a tuple into it."""
         a = self.reaching_assignment(name, fn, order)
         if a is None or a is _AMBIGUOUS or len(a.targets) < 2 or a.value is None or not isinstance(a.node, cst.Assign):

@@ -1207,7 +1207,7 @@ class Evaluation:
     def _plain_function(self, name: str, site: CallInfo) -> bool:
         """`name` holds a lambda or a function of this file where `site` runs: code, not an nn.Module."""
         fn, at = site.function, site.context.order
-        unpacked = self.flow._unpacking(name, fn, at)
+        unpacked = self.flow.unpacking(name, fn, at)
         if unpacked is not None:  # `net, loss = lambda X: linreg(X, w, b), squared_loss`
             value, index, width, _ = unpacked
             value = value.elements[index].value if isinstance(value, cst.Tuple) and len(value.elements) == width else None
