@@ -116,10 +116,9 @@ class MissingZeroGrad(Rule):
     @staticmethod
     def _reset(training, optimizer: str, resets: set) -> bool:
         """Whether this iteration resets what `optimizer` steps: its own zero_grad, its model's, or every .grad."""
-        if optimizer in resets or "<grad>" in resets or "<all>" in resets:
+        # (its own reset, or `self.optim.zero_grad()` on the wrapper whose `self.optim.optimizer` is stepped: omnivision)
+        if "<grad>" in resets or "<all>" in resets or any(r and within(optimizer, r) for r in resets):
             return True
-        if any(r and within(optimizer, r) for r in resets):
-            return True  # `self.optim.zero_grad()` on the wrapper whose `self.optim.optimizer` is stepped (omnivision)
         others = {r for r in resets if r and not training.is_optimizer(r)}  # model.zero_grad()
         if optimizer == "<manual>":
             return bool(others)

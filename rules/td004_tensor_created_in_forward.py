@@ -19,9 +19,10 @@ _FACTORIES = {
 _LITERAL_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "DoubleTensor"}
 _MOVES = {"to", "cuda", "type_as", "copy_"}
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "reduce_scatter", "all_to_all_single"}
-# Arguments read on the CPU, by (position, keyword): `pack_padded_sequence`'s lengths, the shape tensor
-# of ONNX-friendly `reshape_from_tensor_shape` (built from `shape_as_tensor`, a CPU tensor)
-_HOST_ARGUMENTS = {  # (position, keyword) of arguments that may be CPU tensors whatever the device
+# Arguments that may be CPU tensors whatever the device, by (position, keyword): `pack_padded_sequence`'s
+# lengths (read on the CPU), the shape tensor of ONNX-friendly `reshape_from_tensor_shape` (built from
+# `shape_as_tensor`, a CPU tensor)
+_HOST_ARGUMENTS = {
     "pack_padded_sequence": (1, "lengths"),
     "reshape_from_tensor_shape": (1, "shape"),
     # torchdiffeq coerces the time grid to y0's device (with a warning): `odeint(f, h, torch.tensor([0, eps]))`
@@ -1190,10 +1191,13 @@ def _joining_calls(facts, fn: FunctionInfo, name: str):
     """(call, how it is written) for the calls of fn that join `name` with other tensors: `torch.cat((acc,
     loss))`, or `map(partial(torch.stack, dim=-1), (all_losses, all_indices))`."""
     for c in fn.calls:
-        joined = [inner for inner in calls_within(c.node) if facts.qualify(inner.func) in _JOINING]
-        referenced = [a.value for inner in calls_within(c.node) for a in inner.args
+        if not any(name in names_in(a.value) for a in c.node.args):
+            continue  # (the cheap question first: most calls do not take the name at all)
+        inner_calls = calls_within(c.node)
+        joined = [inner for inner in inner_calls if facts.qualify(inner.func) in _JOINING]
+        referenced = [a.value for inner in inner_calls for a in inner.args
                       if isinstance(a.value, (cst.Attribute, cst.Name)) and facts.qualify(a.value) in _JOINING]
-        if (joined or referenced) and any(name in names_in(a.value) for a in c.node.args):
+        if joined or referenced:
             yield c, dotted_name((joined[0].func if joined else referenced[0])) or "torch.cat"
 
 
@@ -1220,7 +1224,7 @@ def _joined_with_device_values(facts, fn: FunctionInfo, made, name: str | None, 
 
 def _on_device(uses, value: cst.BaseExpression, skip: str) -> bool:
     """A join operand on the device: not the held name itself, nor a value brought to the host."""
-    while isinstance(value, cst.Attribute) and value.attr.value in ("data",) or (
+    while isinstance(value, cst.Attribute) and value.attr.value == "data" or (
         isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "detach"
     ):
         value = value.value if isinstance(value, cst.Attribute) else value.func.value

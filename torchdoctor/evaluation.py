@@ -770,10 +770,15 @@ class Evaluation:
             return None
         for c in fn.calls:
             if max(switched) < c.context.order < at:
-                callee = self.facts.resolve_function(c)
+                callee = self._callee(c)
                 if callee is not None and any(self._helper_trains(callee, c, name) for name in names):
                     return c
         return None
+
+    def _callee(self, call: CallInfo) -> FunctionInfo | None:
+        """The function a call runs, as `_last_mode` and `switched_back_by` follow it: a function of this
+        file, or a method of an instance built here (`trainer.train_epoch(epoch)`)."""
+        return self.facts.resolve_function(call) or self.training.method_of_local_instance(call)
 
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
@@ -1639,7 +1644,7 @@ class Evaluation:
         latest = max((e[0] for e in events), default=-1)
         for c in fn.calls:  # a helper that puts the model back into training mode
             if c.context.order < before and (c.context.order > latest or c.context.branches):
-                callee = self.facts.resolve_function(c) or self.training.method_of_local_instance(c)
+                callee = self._callee(c)
                 if callee is not None and self._helper_trains(callee, c, model):
                     events.append((c.context.order, "train", c.context.branches))
         if before < 1 << 62 and _mode_chosen_by_parameter(fn, events, self.facts.if_tests):

@@ -322,6 +322,10 @@ class FileFacts:
         return None
 
     # -- lookups -------------------------------------------------------------
+    def module_value(self, name: str) -> cst.BaseExpression | None:
+        """The value a module-level assignment gives `name` (`registry = {"conv": ConvKernel, ...}`)."""
+        return next((a.value for a in self.module_function.assigns if a.targets == (name,) and a.value is not None), None)
+
     def call_info(self, node: cst.Call) -> CallInfo | None:
         return self._calls_by_node.get(id(node))
 

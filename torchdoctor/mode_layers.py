@@ -63,12 +63,8 @@ class ModeLayers:
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 continue
-            local = facts.classes.get(written)
-            if local is not None:
-                if self.class_has_mode_layers(facts, local, depth + 1):
-                    return True
-                continue
-            found = lookup_class(self.training.project, facts, written)  # salina's `Agent(nn.Module)` in agent.py
+            # a base of this file, or of another file of the project (salina's `Agent(nn.Module)` in agent.py)
+            found = lookup_class(self.training.project, facts, written)
             if found is not None:
                 if self.class_has_mode_layers(found[0], found[1], depth + 1):
                     return True

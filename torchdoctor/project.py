@@ -146,7 +146,7 @@ class ProjectIndex:
         other = self.module_facts(Path(facts.path), imported.module)
         if other is None:
             return None
-        value = next((a.value for a in other.module_function.assigns if a.targets == (imported.name,)), None)
+        value = other.module_value(imported.name)
         return (other, value) if value is not None else None
 
     def function_named(self, facts: FileFacts, name: str | None) -> tuple[FileFacts, FunctionInfo] | None:
@@ -162,8 +162,7 @@ class ProjectIndex:
         module = None
         if imported is not None and facts.path != "<string>":
             # `import aux` ... `aux.f()`, or `from src.models import utils` ... `utils.get_logits()` (a submodule)
-            joint = "" if imported.module.endswith(".") else "."  # (`from . import utils`)
-            module = imported.module if imported.name is None else f"{imported.module}{joint}{imported.name}"
+            module = imported.module if imported.name is None else _submodule(imported.module, imported.name)
         if module is not None and (imported.name is None or imported.name not in facts.classes and self.module_file(Path(facts.path), module)):
             other = self.module_facts(Path(facts.path), module)
             function = other.toplevel_functions.get(method) if other is not None else None

@@ -504,7 +504,7 @@ class TrainingFacts:
         name = dotted_name(expr)
         if not name or "." in name:
             return False
-        value = next((a.value for a in self.facts.module_function.assigns if a.targets == (name,)), None)
+        value = self.facts.module_value(name)
         found = (self.facts, value) if value is not None else (
             self.project.module_value(self.facts, name) if self.project is not None else None
         )
