@@ -216,16 +216,8 @@ class ProjectIndex:
     def qualified_alias(self, facts: FileFacts, local_name: str) -> str | None:
         """`from .wrappers import BatchNorm2d` where wrappers.py says `BatchNorm2d = torch.nn.BatchNorm2d`:
         the qualified name the alias stands for."""
-        imported = facts.imported.get(local_name)
-        if imported is None or imported.name is None or facts.path == "<string>":
-            return None
-        other = self.module_facts(Path(facts.path), imported.module)
-        if other is None:
-            return None
-        for a in other.module_function.assigns:
-            if a.targets == (imported.name,) and a.value is not None:
-                return other.qualify(a.value)
-        return None
+        found = self.module_value(facts, local_name)
+        return found[0].qualify(found[1]) if found is not None else None
 
     def callers_elsewhere(self, facts: FileFacts, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         """Calls of a top-level function of `facts` made from other files of the project
