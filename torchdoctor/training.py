@@ -675,10 +675,14 @@ _HARMLESS_CALLS = {
 
 
 def _optimizer_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
-    """`optimizer, scheduler = load_optimizer(args, model)`: the scheduler beside it is no optimizer."""
+    """`optimizer, scheduler = load_optimizer(args, model)`: the scheduler beside it is no optimizer; nor is
+    the model beside it in `model, optimizer, lr_scheduler = setup_model_and_optimizer(cfg)` (GPT-NeoX),
+    when another target is named like an optimizer."""
     if len(targets) == 1:
         return targets
-    return tuple(t for t in targets if not _NOT_OPTIMIZER.search(t.rsplit(".", 1)[-1]))
+    kept = tuple(t for t in targets if not _NOT_OPTIMIZER.search(t.rsplit(".", 1)[-1]))
+    named = tuple(t for t in kept if _OPTIMIZER_NAME.search(t.rsplit(".", 1)[-1]))
+    return named or kept
 
 
 def _grad_owners(nodes) -> set[str]:
