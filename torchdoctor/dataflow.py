@@ -409,7 +409,7 @@ class DataFlow:
         if inst is not None:
             if inst.qualname is None and inst.cls is not None and _forward_hands_input_to_cross_entropy(inst.facts, inst.cls):
                 return "torch.nn.CrossEntropyLoss"  # a project loss whose forward is cross-entropy on its input
-            return inst.qualname or self._torch_loss_base(inst)
+            return _public_torch_name(inst.qualname) or self._torch_loss_base(inst)
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
         if choices is not None:
@@ -419,6 +419,7 @@ class DataFlow:
                 built = built | more if built is not None and more is not None else None
         else:
             built = self._constructors(call.node.func, call.function, call.context.order, 0)
+        built = {_public_torch_name(q) for q in built} if built is not None else None
         cross_entropy = {q for q in built or () if q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q)}
         if built and cross_entropy == built:
             return "torch.nn.CrossEntropyLoss"
@@ -905,6 +906,13 @@ class DataFlow:
 
 
 _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves a module's mode alone)
+
+
+def _public_torch_name(qualified: str | None) -> str | None:
+    """`torch.nn.modules.loss.CrossEntropyLoss` (TransUNet imports it from there) is `torch.nn.CrossEntropyLoss`."""
+    if qualified is not None and qualified.startswith("torch.nn.modules.") and qualified.count(".") == 4:
+        return "torch.nn." + qualified.rsplit(".", 1)[-1]
+    return qualified
 
 
 def _forward_hands_input_to_cross_entropy(facts, cls) -> bool:
