@@ -90,7 +90,9 @@ class ModuleInPlainContainer(Rule):
                 if (last in _REGISTERING or handed_whole) and "property" not in call.function.decorators:
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
-                    names = {n for arg in call.node.args for n in names_in(arg.value)}
+                    names = {n for arg in call.node.args for n in names_in(arg.value)} if last in _REGISTERING else {
+                        dotted_name(arg.value) for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute))
+                    }  # (a module handed whole; not `Wrapper(rnn, input_size=first_rnn.re_module.output_size)`)
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
                     names |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
                     # `for container in [a, b, c, d]: for name, m in container.named_children(): self.add_module(name, m)`:
@@ -147,7 +149,15 @@ class ModuleInPlainContainer(Rule):
                     if value.value not in registered and made_as_container:
                         holds, kind = True, local_sources.get(value.value, "list")
                 if not holds and kind is not None:
-                    holds = _lists_unregistered_modules(training, a, attr, assigns, registered)
+                    # (a registration in the other branch does not count: MapTR's `if share: self.cls =
+                    # _get_clones(fc_cls, n) else: self.cls = [fc_cls for _ in range(n)]`)
+                    # (nor one of what the name held before: `reg = nn.Sequential(*reg)` registers the old list)
+                    reachable = {
+                        name for name, where in registering.items()
+                        if any(c.function is not a.function or not exclusive_branches(c.context.branches, a.context.branches)
+                               and not _rebound_between(name, c, a) for c in where)
+                    }
+                    holds = _lists_unregistered_modules(training, a, attr, assigns, reachable)
                 if not holds or _only_stateless(ctx, value) or _only_losses(value):
                     continue
                 yield ctx.report(
@@ -251,6 +261,14 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
         if _names_a_module(training, a, element) and not _registered_elsewhere(element, registered, assigns):
             return True
     return False
+
+
+def _rebound_between(name: str, call, a: AssignInfo) -> bool:
+    """`name` is assigned again after `call` (or by the statement holding it) and before `a`."""
+    return any(
+        b.targets == (name,) and call.context.order <= b.context.order < a.context.order
+        for b in a.function.assigns
+    )
 
 
 def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns) -> bool:
