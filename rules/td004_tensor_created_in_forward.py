@@ -329,8 +329,12 @@ class TensorCreatedInForward(Rule):
                 continue
             if target is not None and target.startswith("self.") and _kept_element_by_element(fn.self_class(), target[5:]):
                 continue  # `self.finished = torch.tensor([True for e in self.envs])`: per-env flags read one by one
-            if target is not None and target.isidentifier() and fn.node is not None and _HostReads(target).count(fn) == 0:
-                continue  # `finished = torch.tensor([False])`, never read: it meets nothing
+            if target is not None and target.isidentifier() and fn.node is not None and _HostReads(
+                target, call.node, outputs_only=_autograd_function_forward(fn)
+            ).count(fn) == 0:
+                # `finished = torch.tensor([False])`, never read: it meets nothing. (Nor a count that a custom
+                # autograd Function only returns or marks non-differentiable: OpenPCDet's caller reads `.item()`)
+                continue
             if (
                 target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target)
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
@@ -602,20 +606,79 @@ def _saved_for_host_reads(fn: FunctionInfo, users: list[cst.Call], made: cst.Cal
 
 
 class _HostReads(cst.CSTVisitor):
-    """How often a name is read at all, to check that every read is one of the calls already seen."""
+    """How often a name is read at all, to check that every read is one of the calls already seen. With
+    `made`, only reads that can see what `made` built: after its statement, or anywhere in a loop around
+    it (OpenPCDet's `nsample = torch.Tensor([nsample]).int()` as the last use of a parameter)."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.reads = name, 0
+    def __init__(self, name: str, made: cst.CSTNode | None = None, outputs_only: bool = False) -> None:
+        self.name, self.reads, self.made = name, 0, made
+        self.seen = made is None
+        self.outputs_only = outputs_only  # reads in `return` and `ctx.*(...)` do not count
+        self.loops: list[cst.CSTNode] = []
+        self.loop_reads: list[int] = []
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.reads += node.value == self.name
+        if node.value == self.name:
+            self.reads += self.seen
+            if self.loop_reads:
+                self.loop_reads[-1] += 1
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if node is self.made:
+            self.seen = True
+
+    def visit_Return(self, node: cst.Return) -> bool:
+        if not self.outputs_only or node.value is None:
+            return True
+        # the name handed back as it is is an output; `return input * mask` still mixes it
+        value = node.value
+        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        for part in parts:
+            if not (isinstance(part, cst.Name) and part.value == self.name):
+                part.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        return not (self.outputs_only and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "ctx")
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return False
 
+    def visit_For(self, node) -> None:
+        self.loop_reads.append(0)
+
+    def leave_For(self, node) -> None:
+        inner = self.loop_reads.pop()
+        if self.loop_reads:
+            self.loop_reads[-1] += inner
+        if self.made is not None and self.seen and _contains(node, self.made):
+            self.reads += inner  # (read at the top of the next iteration)
+
+    visit_While, leave_While = visit_For, leave_For
+
     def count(self, fn: FunctionInfo) -> int:
         fn.node.body.visit(self)
         return self.reads
+
+
+def _autograd_function_forward(fn: FunctionInfo) -> bool:
+    """The static `forward(ctx, ...)` of a custom `torch.autograd.Function`: what it returns is its output."""
+    return fn.name == "forward" and fn.params[:1] == ("ctx",)
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """`inner` is `outer` or sits inside it."""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or node is inner
+            return not found
+
+    outer.visit(_Find())
+    return found
 
 
 def _offloaded_after(call: CallInfo) -> bool:
