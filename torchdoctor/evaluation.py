@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
-from torchdoctor.facts import CallInfo, FunctionInfo, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -77,7 +77,10 @@ _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
 _FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "full", "zeros_like", "ones_like", "randn_like", "rand_like"})
 _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
+# a library module of inference front ends: `espnet2.bin.asr_inference`, `transformers.pipelines`
+_INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
+_CALLBACK_RUNNER = re.compile(r"^(forward\w*|\w*step|predict\w*|infer\w*|run\w*)_(fn|func|function)$")
 _NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
@@ -141,8 +144,21 @@ class Evaluation:
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         if call.dotted.rsplit(".", 1)[-1][:1].isupper():
             return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
+        if self._library_inference_wrapper(call):
+            return False
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
+
+    def _library_inference_wrapper(self, call: CallInfo) -> bool:
+        """`self.asr_model = Speech2Text(...)` from `espnet2.bin.asr_inference`: a library's inference
+        front end, which loads its network in eval mode and runs it under no_grad; no nn.Module to judge."""
+        held = self.flow.value_of(call.dotted or "", call.function, call.context.order)
+        value = held[0] if held is not None else None
+        if not isinstance(value, cst.Call):
+            return False
+        q = self.facts.qualify(value.func) or ""
+        return (bool(_INFERENCE_MODULE.search(q.rsplit(".", 1)[0])) and not q.startswith("torch.") and q.count(".") >= 2
+                and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None)
 
     def _element_of_models(self, call: CallInfo) -> bool:
         """`for g_ema in generators: img, _ = g_ema(latent)`: one of a list of models, whatever it is called."""
@@ -464,7 +480,9 @@ class Evaluation:
         pass itself (`criterion(model, sample)`). (A generator's `generate(models, ...)` or another task's
         `valid_step` is judged where it is written: those set their own modes.)"""
         name = (call.dotted or "").rsplit(".", 1)[-1]
-        if not _RUNNER_NAME.search(name) or call.qualname is not None and call.qualname.startswith("torch."):
+        # (or a forward-step callback the pass is handed: GPT-NeoX's `forward_step_fn(model=model, ...)`)
+        handed_callback = call.dotted == name and name in call.function.params and bool(_CALLBACK_RUNNER.match(name))
+        if not (_RUNNER_NAME.search(name) or handed_callback) or call.qualname is not None and call.qualname.startswith("torch."):
             return None
         for arg in call.node.args:
             model = dotted_name(arg.value)
@@ -753,8 +771,9 @@ class Evaluation:
     def _named_switch_mode(self, callee: FunctionInfo, model: str) -> str | None:
         """The mode a method of the same object leaves `self.<model>` in, when it switches that model (or
         what holds it) by name; None when it does not name it."""
-        if not any(i.method in ("eval", "train") and i.receiver not in (None, "self") and within(model, i.receiver)
-                   for i in callee.calls):
+        walked = _walked_containers(callee)  # (`[enc.eval() for enc in self.encoder]` names every encoder)
+        if not any(i.method in ("eval", "train") and (walked.get(id(i.node)) or i.receiver) not in (None, "self")
+                   and within(model, walked.get(id(i.node)) or i.receiver) for i in callee.calls):
             return None
         return self._mode_left_by(callee, model, 1 << 62)
 
@@ -805,8 +824,10 @@ class Evaluation:
         """A helper that does not set train/eval mode itself (and is no evaluation pass of its own):
         the mode its caller set is what its model call sees. (It may still disable gradients
         inside: see `_sets_grad_mode`.)"""
-        if _EVAL_NAME.search(helper.name) or any(is_no_grad_name(d) for d in helper.decorators):
+        if any(is_no_grad_name(d) for d in helper.decorators):
             return False  # an evaluation pass of its own, judged where it is
+        if _EVAL_NAME.search(helper.name) and not self._shared_with_training(helper):
+            return False  # (Autoformer's `self._predict(batch)`, which `train()` calls too, is a forward wrapper)
         return not any(c.method in ("eval", "train") for c in helper.calls)
 
     @staticmethod
@@ -885,6 +906,33 @@ class Evaluation:
         }
         return {m for m in frozen if not any(within(t, m) for t in thawed | self._optimized_models)}
 
+    def _frozen_in(self, fn: FunctionInfo, model: str, before: int) -> bool:
+        """fn freezes `model` before `before`, with nothing thawing it in between."""
+        last = None
+        for c in fn.calls:
+            if c.method == "requires_grad_" and c.receiver == model and c.context.order < before and not c.context.branches:
+                last = max(last or (0, ""), (c.context.order, "False" if _is_false_arg(c.node) else "True"))
+        for loop in fn.loops:
+            if loop.order >= before or loop.condition_depth:
+                continue
+            for flag in ("False", "True"):
+                if model in self._parameters_set_by(loop, flag):
+                    last = max(last or (0, ""), (loop.order, flag))
+        return last is not None and last[1] == "False"
+
+    def _parameters_set_by(self, loop, flag: str) -> set[str]:
+        """The model whose parameters `loop` sets `requires_grad = flag` on, every one of them."""
+        it = loop.node.iter if isinstance(loop.node, cst.For) else None
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters")):
+            return set()
+        # (every parameter: GPT-NeoX's `if "soft_embedding" not in name: param.requires_grad = False`
+        # freezes all but a soft prompt, which still trains and builds a graph)
+        if any(t.endswith(".requires_grad") and dotted_name(a.value) == flag
+               and (flag == "True" or len(a.context.conditions) == loop.condition_depth)
+               for a in loop.assigns for t in a.targets):
+            return {dotted_name(it.func.value)} - {None}
+        return set()
+
     def _requires_grad_set(self, flag: str) -> set[str]:
         """Models given `requires_grad_(flag)`, or whose parameters get `p.requires_grad = flag` in a loop."""
         found = {
@@ -892,11 +940,7 @@ class Evaluation:
             if c.method == "requires_grad_" and c.receiver and _is_false_arg(c.node) == (flag == "False")
         }
         for loop in self.facts.loops:
-            it = loop.node.iter if isinstance(loop.node, cst.For) else None
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
-                if any(t.endswith(".requires_grad") and dotted_name(a.value) == flag for a in loop.assigns for t in a.targets):
-                    found.add(dotted_name(it.func.value))
-        found.discard(None)
+            found |= self._parameters_set_by(loop, flag)
         return found
 
     @cached_property
@@ -938,7 +982,10 @@ class Evaluation:
 
     def frozen_model(self, run: ModelRun) -> bool:
         """`run.model` is frozen here, or arrives as a parameter that every caller in this file fills
-        with a frozen model (EfficientDet's `evaluate_coco(..., model)` after `model.requires_grad_(False)`)."""
+        with a frozen model (EfficientDet's `evaluate_coco(..., model)` after `model.requires_grad_(False)`);
+        or the pass itself freezes it before the run (crnn's `val`, whose training loop thaws it again)."""
+        if self._frozen_in(run.call.function, run.model, run.call.context.order):
+            return True
         if not self._frozen:
             return False
         if run.model in self._frozen:
@@ -988,7 +1035,14 @@ class Evaluation:
         )  # (a validation loop in the function that also trains counts; PPO's update loop steps, so it does not)
 
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
-        """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use."""
+        """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use,
+        or when the name holds plain code."""
+        if model.isidentifier():  # d2l's `net, loss = linreg, squared_loss`, read by a closure `eval_loss()`
+            scope, at = call.function, call.context.order
+            while scope.parent is not None and model not in scope.params and model not in scope.assigned_names():
+                scope, at = scope.parent, scope.defined_at
+            if self._plain_function_at(model, scope, at):
+                return False
         expr = cst.parse_expression(model)
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
@@ -1146,6 +1200,8 @@ class Evaluation:
         if depth > 3:
             return True  # callers of callers of callers: too far to follow, so no claim is made
         head = model.split(".", 1)[0]
+        if self._evaluated_as_parameter(fn, model, call):
+            return True
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
@@ -1209,9 +1265,46 @@ class Evaluation:
                 return False
         return True
 
+    def _element_holders(self, model: str, fn: FunctionInfo, before: int, depth: int = 0) -> set[str] | None:
+        """The lists a local name takes its model from, on every path: `self.encoder` for
+        `encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`. None when not an element."""
+        if not model.isidentifier() or depth > 3:
+            return None
+        a = self.flow.reaching_assignment(model, fn, before)
+        if a is None or not isinstance(a, AssignInfo) or a.targets != (model,) or a.value is None:
+            return None
+        holders: set[str] = set()
+        for side in (a.value.body, a.value.orelse) if isinstance(a.value, cst.IfExp) else (a.value,):
+            while isinstance(side, cst.Attribute) and side.attr.value == "module":
+                side = side.value  # (DataParallel's `.module` is the same network)
+            if isinstance(side, cst.Name) and side.value == model:
+                found = self._element_holders(model, fn, a.context.order, depth + 1)
+            elif isinstance(side, cst.Subscript) and dotted_name(side.value):
+                found = {dotted_name(side.value)}
+            else:
+                found = None
+            if found is None:
+                return None
+            holders |= found
+        return holders
+
+    def _evaluated_as_parameter(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """crnn's `def val(net, dataset)`: `net.eval()`, then `crnn(image)` on the module-level model that
+        every caller passes as `net`: the same object, switched under another name."""
+        if model.split(".", 1)[0] in fn.params or model.split(".", 1)[0] in fn.assigned_names():
+            return False
+        sites = self.flow.call_sites(fn)
+        return bool(sites) and any(
+            self._last_mode(fn, p, call.context.order) == "eval"
+            and all(_model_named(self.flow.argument_for(fn, p, s)) == model for s in sites)
+            for p in fn.params
+        )
+
     def _plain_function(self, name: str, site: CallInfo) -> bool:
         """`name` holds a lambda or a function of this file where `site` runs: code, not an nn.Module."""
-        fn, at = site.function, site.context.order
+        return self._plain_function_at(name, site.function, site.context.order)
+
+    def _plain_function_at(self, name: str, fn: FunctionInfo, at: int) -> bool:
         unpacked = self.flow.unpacking(name, fn, at)
         if unpacked is not None:  # `net, loss = lambda X: linreg(X, w, b), squared_loss`
             value, index, width, _ = unpacked
@@ -1605,8 +1698,11 @@ class Evaluation:
         events = []  # (order, mode, branches)
         # (`encoder = self.encoder.module if multi_gpu else self.encoder`: the run's name is an alias)
         names = {model, self.training.canonical(model, fn) or model}
+        # (`encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`: an element of a list of models)
+        names |= self._element_holders(model, fn, before) or set()
+        walked = _walked_containers(fn)
         for c in fn.calls:
-            receiver = c.receiver or _switched_item(c) or _moved_receiver(c)
+            receiver = walked.get(id(c.node)) or c.receiver or _switched_item(c) or _moved_receiver(c)
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
@@ -1629,7 +1725,7 @@ class Evaluation:
             # effect, and says nothing of the mode when that report is skipped; an explicit `model.eval()`
             # under a flag such as `if not retain_dropout:` is a choice, and is taken as one)
             if c.context.order < before and self._on_path_for(model, c.context.branches, use) and (
-                self._helper_evals(c, model) or _asked_for_evaluation(c) and self._returned_callable(c)
+                any(self._helper_evals(c, m) for m in names) or _asked_for_evaluation(c) and self._returned_callable(c)
             ):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
@@ -1924,6 +2020,41 @@ def _switched_item(call: CallInfo) -> str | None:
         return held
     key = index.value.evaluated_value if isinstance(index.value, cst.SimpleString) else None
     return f"{held}.{key}" if isinstance(key, str) and key.isidentifier() else None
+
+
+def _walked_containers(fn: FunctionInfo) -> dict[int, str]:
+    """id(switch call) -> the container it walks, for `.eval()`/`.train()` on the variable of a loop or
+    comprehension over a list of models: `for enc in self.encoders: enc.eval()`,
+    `[dec.eval() for dec in self.decoder]`."""
+    found: dict[int, str] = {}
+    for c in fn.calls:
+        if c.method not in ("eval", "train") or not isinstance(c.node.func, cst.Attribute):
+            continue
+        var = c.node.func.value
+        if not isinstance(var, cst.Name):
+            continue
+        for loop in reversed(c.context.loops):
+            if isinstance(loop.node, cst.For) and var.value in loop.targets and loop.iter_name:
+                found[id(c.node)] = loop.iter_name
+                break
+
+    class _Comprehensions(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn.node
+
+        def _comprehension(self, node) -> None:
+            elt = node.elt
+            target, it = node.for_in.target, dotted_name(node.for_in.iter)
+            if (isinstance(elt, cst.Call) and isinstance(elt.func, cst.Attribute) and elt.func.attr.value in ("eval", "train")
+                    and isinstance(elt.func.value, cst.Name) and isinstance(target, cst.Name)
+                    and elt.func.value.value == target.value and it):
+                found[id(elt)] = it
+
+        visit_ListComp = visit_GeneratorExp = visit_SetComp = _comprehension
+
+    if not fn.is_module and any(c.method in ("eval", "train") for c in fn.calls):
+        fn.node.visit(_Comprehensions())
+    return found
 
 
 def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
