@@ -522,9 +522,22 @@ def _derivation_base(value: cst.BaseExpression) -> cst.Name | None:
             node = node.value
         elif isinstance(node, cst.Subscript):
             node = node.value
+        # a comparison or arithmetic with a plain number: `(subsequent_mask == 0).unsqueeze(1)` (RecBole's FEARec)
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and _number_literal(node.comparisons[0].comparator):
+            node = node.left
+        elif isinstance(node, cst.BinaryOperation) and (_number_literal(node.right) or _number_literal(node.left)):
+            node = node.left if _number_literal(node.right) else node.right
+        elif isinstance(node, cst.UnaryOperation):
+            node = node.expression
         else:
             break
     return node if isinstance(node, cst.Name) and node is not value else None
+
+
+def _number_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
@@ -1100,6 +1113,8 @@ class _DeviceValues:
                 if n.attr.value in _METADATA_ATTRS:
                     return False
                 d = dotted_name(n) or ""
+                if d.startswith("self.") and _TEXT_PREPROCESSOR.search(d.split(".")[1]):
+                    return False  # `self.reader_tokenizer.batch_encode_plus(...)`: tensors made on the host
                 if d.startswith("self.") and d.split(".")[1] in attrs:
                     found = True
                 return True
@@ -1114,6 +1129,8 @@ class _DeviceValues:
                 if isinstance(func, cst.Name) and func.value in _HOST_BUILTINS:
                     return False
                 d = dotted_name(func) or ""
+                if d.startswith("self.") and _TEXT_PREPROCESSOR.search(d.split(".")[1]):
+                    return False  # `self.reader_tokenizer(query, return_tensors="pt")`: CPU tensors (Atlas)
                 if d.startswith("self.") and d.count(".") == 1 and d != "self.training":
                     method = d.split(".")[1]
                     found = found or method in attrs or not (method.startswith("_") or method in pure)
@@ -1128,6 +1145,7 @@ class _DeviceValues:
         return found
 
 
+_TEXT_PREPROCESSOR = re.compile(r"tokeni[sz]er|processor", re.I)
 _HOST_PARAM = re.compile(
     r"^(n|k|i|j|num|bsz|size|dim|step|steps|epoch|mode|length|padding_count|incremental_state)$"
     r"|^(n|num)_\w+|_(size|dim|len|length|count|idx|index|id|ids|mode|steps?|ratio|rate|prob|p)$"
