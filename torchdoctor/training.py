@@ -455,7 +455,8 @@ class TrainingFacts:
         if called.startswith("self.") and called.count(".") == 1 and depth < 2:
             # `self.build_encoder_layer(args, i)`: a builder method, here or in a base class elsewhere
             methods = [c.methods[called[5:]] for c in self.facts.classes.values() if called[5:] in c.methods]
-            values = [r.value for m in methods for r, _ in m.returns if r.value is not None]
+            # (returning a named local: `encoder_layer = nn.ModuleList([...]); return encoder_layer`)
+            values = [_named_value(m, r.value) for m in methods for r, _ in m.returns if r.value is not None]
             if values:
                 return all(self.constructs_module(v, depth + 1) for v in values)
             chosen = self._classes_assigned(called)  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`
