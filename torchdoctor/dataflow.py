@@ -413,6 +413,7 @@ class DataFlow:
         # `criterion = SoftTargetCrossEntropy() if mixup else LabelSmoothingCrossEntropy(0.1) if smooth
         # else nn.CrossEntropyLoss()`: whichever branch ran, a loss that takes logits.
         if choices is not None:
+            choices = self._chosen_by_the_same_tests(choices, call) or choices
             built: set[str] | None = set()
             for value, method, order in choices:
                 more = {"torch.nn.CrossEntropyLoss"} if self._logit_function(value, method) else self._constructors(value, method, order, 1)
@@ -496,6 +497,28 @@ class DataFlow:
             if a.augmented is None and a.targets == (name,) and a.value is not None and name not in names_in(a.value)
         ]
         return choices if len(choices) > 1 else None
+
+    def _chosen_by_the_same_tests(self, choices: list, call: CallInfo) -> list:
+        """The choices an attribute can hold where `call` runs, when both sit under tests of the object's
+        own settings: RecBole's `if self.loss_type == "BPR": self.loss_fct = BPRLoss() elif ...: self.loss_fct
+        = nn.CrossEntropyLoss()`, then `if self.loss_type == "BPR": ... else: self.loss_fct(logits, pos_items)`
+        reaches only the cross-entropy. (A test on anything else than `self.` settings decides nothing here.)"""
+        taken = self._settings_taken(call.context.branches)
+        if not taken:
+            return choices
+        return [
+            (value, method, order) for value, method, order in choices
+            if all(taken.get(test, way) == way for test, way in self._settings_taken(self.facts.branches_at.get(order, ())).items())
+        ]
+
+    def _settings_taken(self, branches) -> dict[str, bool]:
+        """code of an `if` test on `self.` settings -> whether its body (True) or else branch was taken."""
+        out = {}
+        for if_id, branch in branches:
+            test = self.facts.if_tests.get(if_id)
+            if test is not None and _reads_only_self(test):
+                out[cst.Module([]).code_for_node(test)] = branch == 0
+        return out
 
     def _cross_entropy_on_input(self, name: str) -> bool:
         """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
@@ -906,6 +929,23 @@ class DataFlow:
 
 
 _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves a module's mode alone)
+
+
+def _reads_only_self(test: cst.BaseExpression) -> bool:
+    """Every variable the expression reads is `self` (`self.loss_type == "BPR"`, `not self.use_ce`)."""
+    roots: list[str] = []
+
+    class _Roots(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value not in ("True", "False", "None"):
+                roots.append(node.value)
+
+    test.visit(_Roots())
+    return bool(roots) and all(r == "self" for r in roots)
 
 
 def _public_torch_name(qualified: str | None) -> str | None:
