@@ -318,9 +318,35 @@ def _cpu_draw_cast_to_int(x):
     return x[:, :size]
 
 
+def _cpu_flags_set_at_cuda_indices(x):
+    valid = torch.zeros(4)
+    valid[(x[:, 0, 0] > -10).nonzero().view(-1)] = 1  # OpenPCDet's MPPNet: CPU flags marked at CUDA indices
+    return x * float(valid.sum())
+
+
+def _cpu_flags_read_at_cuda_indices(x):
+    valid = torch.zeros(4)
+    return x * valid[(x[:, 0, 0] > -10).nonzero().view(-1)][:, None, None]  # MPPNet's later read of those flags
+
+
+def _cuda_values_put_into_cpu_tensor(x):
+    outputs = torch.zeros(4, 3)
+    outputs[x[:, 0, 0] > -10] = x[:, 0, :]  # DeepCTR's DIEN: `zero_outputs[mask] = outputs` on a CPU buffer
+    return outputs
+
+
+def _cpu_repeats_for_repeat_interleave(x):
+    return x.repeat_interleave(torch.tensor([1, 2, 1]), dim=2)  # pytorch-forecasting's N-HiTS output sizes
+
+
+def _cpu_degrees_scattered_from_cuda_edges(x):
+    rows = (x[:, 0, 0] > -10).nonzero().view(-1)
+    return torch.zeros(4).scatter_add_(0, rows, x[:, 0, 0])  # DCRNN's node degrees
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
+    [_cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int],
@@ -334,7 +360,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     "pattern",
     [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu,
      _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy, _zero_dim_stacked_with_cuda_losses,
-     _cuda_values_cat_onto_empty_cpu_placeholder],
+     _cuda_values_cat_onto_empty_cpu_placeholder, _cpu_flags_read_at_cuda_indices, _cuda_values_put_into_cpu_tensor,
+     _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
