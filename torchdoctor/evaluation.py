@@ -673,7 +673,11 @@ class Evaluation:
                 return True
             if node.func.attr.value == "from_pretrained" and _hugging_face_loader(self.facts.qualify(node.func)):
                 return True  # Hugging Face returns pretrained models in eval mode
+            if node.func.attr.value == "train" and not _is_false_arg(node):
+                return False  # `load_model(cfg).train()`: switched back, whatever the loader did
             node = node.func.value
+        if isinstance(node, cst.Call):
+            value = node  # `load_model(cfg).to(device)`: what the loader returns, moved (GroundingDINO's Model)
         if not isinstance(value, cst.Call) or depth > 2:
             return False
         callee = self.facts.resolve_callee(value.func, fn)
