@@ -114,8 +114,10 @@ class ModuleInPlainContainer(Rule):
             }
             # containers filled later: `self.blocks = []` then `self.blocks.append(Block())`
             filled_with_modules: dict[str, list] = {}  # container -> the contexts of the statements filling it
+            filled_values: dict[str, list] = {}  # container -> what `append` puts in it
             for call in calls:
                 if call.method in ("append", "extend", "insert") and call.receiver:
+                    filled_values.setdefault(call.receiver, []).extend((call, a.value) for a in call.node.args)
                     if any(
                         _holds_module(training, a.value)
                         or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns))
@@ -160,6 +162,8 @@ class ModuleInPlainContainer(Rule):
                     holds = _lists_unregistered_modules(training, a, attr, assigns, reachable)
                 if not holds or _only_stateless(ctx, value) or _only_losses(value):
                     continue
+                if _is_empty(value) and _fills_only_losses(filled_values.get(attr)):
+                    continue  # mmf's MultiLoss: `loss_fn = MMFLoss(params)`, `self.losses.append(loss_fn)`
                 yield ctx.report(
                     a.node,
                     f"'{attr}' keeps submodules in a plain {kind}, so their parameters are not registered "
@@ -303,6 +307,19 @@ def _only_losses(value: cst.BaseExpression) -> bool:
         isinstance(e, cst.Call) and re.search(r"(Loss|Criterion)$", (dotted_name(e.func) or "").rsplit(".", 1)[-1]) is not None
         for e in elements
     )
+
+
+def _fills_only_losses(fills: list | None) -> bool:
+    """Everything appended to a container is a loss module, built in the call or just before it."""
+    if not fills:
+        return False
+    values = []
+    for call, value in fills:
+        if isinstance(value, cst.Name):
+            made = [a.value for a in call.function.assigns if a.targets == (value.value,) and a.context.order < call.context.order]
+            value = made[-1] if made else value
+        values.append(cst.Element(value))
+    return _only_losses(cst.List(values))
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
