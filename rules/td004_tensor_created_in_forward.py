@@ -675,6 +675,15 @@ class _HostReads(cst.CSTVisitor):
         return self.reads
 
 
+def _moved_attribute(fn: FunctionInfo, attribute: str) -> bool:
+    """fn reassigns the attribute moved: `self.rel_indices = self.rel_indices.to(device)`."""
+    return any(
+        a.targets == (attribute,) and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
+        and a.value.func.attr.value in ("to", "cuda", "type_as") and dotted_name(a.value.func.value) == attribute
+        for a in fn.assigns
+    )
+
+
 def _autograd_function_forward(fn: FunctionInfo) -> bool:
     """The static `forward(ctx, ...)` of a custom `torch.autograd.Function`: what it returns is its output."""
     return fn.name == "forward" and fn.params[:1] == ("ctx",)
@@ -1495,6 +1504,7 @@ class _UseScan(cst.CSTVisitor):
     def __init__(
         self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None, helper_indexes=None
     ) -> None:
+        self.fn = fn
         self.movers = movers or {}
         self._helper_indexes = helper_indexes  # (call, argument) -> whether the helper only indexes with it
         self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
@@ -1774,8 +1784,14 @@ class _UseScan(cst.CSTVisitor):
             self._returned.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Name))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer":
             # Registered while the model runs, after `.to(device)`: the buffer stays where it was made, and
-            # meets the input as one of the model's own tensors
-            self._made_buffers.update(id(arg.value) for arg in node.args[1:2] if isinstance(arg.value, cst.Name))
+            # meets the input as one of the model's own tensors; unless the function moves the buffer right
+            # after (ConViT's `self.rel_indices = self.rel_indices.to(device)`)
+            registered = [arg.value for arg in node.args[1:2] if isinstance(arg.value, cst.Name)]
+            key = node.args[0].value if node.args else None
+            if isinstance(key, cst.SimpleString) and _moved_attribute(self.fn, f"self.{key.evaluated_value}"):
+                self.moved_names.update(r.value for r in registered)
+            else:
+                self._made_buffers.update(id(r) for r in registered)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth += 1
             # `if torch.rand(1).item() < p:`: read back as a Python number where it is made
