@@ -578,6 +578,9 @@ _LIBRARY_MODULE = re.compile(
     r"|detectron2\.modeling\.(meta_arch|backbone|roi_heads|proposal_generator)\.[\w.]*\.[A-Z]\w*$"
     r"|diffusers\.([\w.]+\.)?\w*ModelMixin$|diffusers\.models\.([\w.]+\.)?[A-Z]\w*(?<!Output)(?<!Mixin)$"
     r"|tensordict\.nn\.[\w.]*Module\w*$"
+    # Hugging Face modeling files: `BertEncoder`, `BertEmbeddings` (mmf's TorchScript-friendly subclasses)
+    r"|transformers\.(models\.\w+\.)?modeling_\w+\.[A-Z]\w*(?<!Output)(?<!Config)(?<!Mixin)$"
+    r"|classy_vision\.(losses|models|heads)\.([\w.]+\.)?Classy(Loss|Model|Head)$"  # VISSL's bases
     r"|ema_pytorch\.(EMA|PostHocEMA|KarrasEMA)$"  # lucidrains' EMA wrappers: modules that hold a copy of the model
     r"|mmcv\.cnn\.([\w.]+\.)?[A-Z]\w*$"  # mmcv's bricks: ConvModule, Scale, NonLocal2d, ...
 )
