@@ -960,8 +960,16 @@ class Evaluation:
 
     def forward_needs_grad(self, run: ModelRun) -> bool:
         """The model's forward takes gradients itself (an energy model unrolling `higher`'s differentiable
-        optimizer, `torch.autograd.grad` of its own output): no_grad would break it."""
-        return any(_takes_gradients(method) for _, method in self._forwards_of(run))
+        optimizer, `torch.autograd.grad` of its own output): no_grad would break it. Also through a method
+        the forward hands the work to (Meta-Transfer Learning's `self.meta_forward(...)`, which adapts the
+        base learner with `torch.autograd.grad`)."""
+        return any(
+            _takes_gradients(method) or any(
+                _takes_gradients(method.cls.methods[c.method]) for c in method.calls
+                if c.receiver == "self" and method.cls is not None and c.method in method.cls.methods and c.method != method.name
+            )
+            for _, method in self._forwards_of(run)
+        )
 
     def _forwards_of(self, run: ModelRun) -> list:
         """(facts, forward) of every class the run's model may be (both sides of `a if big else b`), or
@@ -1345,7 +1353,17 @@ class Evaluation:
         if not switches:
             return False
         start = max(switches)
+        switch = next(c for c in fn.calls if c.context.order == start)
+        # (a pass inside a loop that the switch is outside of runs after that loop's later training too:
+        # pytorch-fcn's `train_epoch`: `self.model.train()`, then per batch `self.validate()` and a step)
+        looped = [loop for loop in call.context.loops if loop not in switch.context.loops]
         for c in fn.calls:
+            if c.context.order > at and any(loop.encloses(c.context.loop) for loop in looped if c.context.loop is not None):
+                event = self.training.event_of(c)  # trained later in the loop, so before the pass's next run
+                callee = self.facts.resolve_function(c)
+                if event is not None and event[0] in ("backward", "step") or callee is not None and self.has_training(callee, depth=1):
+                    return False
+                continue
             if not start < c.context.order < at:
                 continue
             if within(c.dotted or "", model) or within(c.receiver or "", model) or any(dotted_name(a.value) == model for a in c.node.args):
