@@ -753,6 +753,12 @@ class Evaluation:
             own = "self" + model[len(call.receiver):]
             return method is not None and self.for_file(inst.facts)._last_mode(method, own, 1 << 62) == "eval"
         if callee is None:
+            # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file
+            manager = self._evaluating_manager(call)
+            if manager is not None:
+                _, param = self._model_arg(manager, call, model)
+                return param is not None and any(i.method == "eval" and i.receiver == param for i in manager.calls)
+        if callee is None:
             return False
         _, param = self._model_arg(callee, call, model)
         if param is not None:  # (`def evaluate_model(model, ...): model.eval(); ...; model.train()` leaves it training)
@@ -771,6 +777,16 @@ class Evaluation:
                 return True
             return "eval" in switches and any(_is_eval_word(a.value) for a in call.node.args)
         return False
+
+    def _evaluating_manager(self, call: CallInfo) -> FunctionInfo | None:
+        """The context manager of another file of the project that `call` enters, when it switches its
+        argument to eval mode (pfrl's `pfrl.utils.evaluating(model)`)."""
+        if not isinstance(call.node.func, (cst.Name, cst.Attribute)) or call.qualname and call.qualname.startswith("torch."):
+            return None
+        found = self._project_function(call.node.func)
+        if found is None or not any(d.endswith("contextmanager") for d in found[1].decorators):
+            return None
+        return found[1] if any(i.method == "eval" and i.receiver in found[1].params for i in found[1].calls) else None
 
     def _named_switch_mode(self, callee: FunctionInfo, model: str) -> str | None:
         """The mode a method of the same object leaves `self.<model>` in, when it switches that model (or
@@ -832,6 +848,8 @@ class Evaluation:
             return False  # an evaluation pass of its own, judged where it is
         if _EVAL_NAME.search(helper.name) and not self._shared_with_training(helper):
             return False  # (Autoformer's `self._predict(batch)`, which `train()` calls too, is a forward wrapper)
+        if any(self._evaluating_manager(c) is not None for c in helper.calls):
+            return False  # `with torch.no_grad(), evaluating(self.policy):` (pfrl): the helper sets the mode itself
         return not any(c.method in ("eval", "train") for c in helper.calls)
 
     @staticmethod

@@ -152,8 +152,10 @@ class ProjectIndex:
     def function_named(self, facts: FileFacts, name: str | None) -> tuple[FileFacts, FunctionInfo] | None:
         """(facts, function) for a function, `module.function` or `Class.method` imported from another
         file of the project: `import auxiliaries as aux` ... `aux.eval_metrics(model, loader)`."""
-        if not name or name.count(".") > 1:
+        if not name:
             return None
+        if name.count(".") > 1:  # `import pfrl` ... `pfrl.utils.evaluating(model)`: a function of a package module
+            return self._function_in_module_path(facts, name)
         if "." not in name:
             found = self.resolve_imported(facts, name)
             return found if found is not None and isinstance(found[1], FunctionInfo) else None
@@ -174,6 +176,21 @@ class ProjectIndex:
         if found is None or method not in found[1].methods:
             return None
         return found[0], found[1].methods[method]
+
+    def _function_in_module_path(self, facts: FileFacts, name: str) -> tuple[FileFacts, FunctionInfo] | None:
+        path, function_name = name.rsplit(".", 1)
+        head, _, rest = path.partition(".")
+        imported = facts.imported.get(head)
+        if imported is None or imported.name is not None or facts.path == "<string>":
+            return None
+        other = self.module_facts(Path(facts.path), f"{imported.module}.{rest}")
+        if other is None:
+            return None
+        function = other.toplevel_functions.get(function_name)
+        if function is None:  # re-exported by the package: `from pfrl.utils.contexts import evaluating`
+            found = self.resolve_imported(other, function_name)
+            return found if found is not None and isinstance(found[1], FunctionInfo) else None
+        return other, function
 
     def inherit_star_imports(self, facts: FileFacts) -> None:
         """`from .network_utils import *` where network_utils says `import torch.nn as nn`: the star
