@@ -1089,7 +1089,13 @@ class Evaluation:
             return self.modes.instance_has_mode_layers(inst)
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
         choices = self.flow.instances_of(expr, call.function, call.context.order)
-        return choices is None or any(self.modes.instance_has_mode_layers(i) for i in choices)
+        if choices is None:
+            # An actor network of unknown class, rolled out in an environment (ElegantRL's
+            # `get_rewards_and_steps(env, actor)`): policy MLPs rarely hold Dropout or BatchNorm, and
+            # without its class there is no sign this one does (a decision transformer called `model`
+            # is still judged)
+            return not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call))
+        return any(self.modes.instance_has_mode_layers(i) for i in choices)
 
     def _declared_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
         """(origin, call) for the PyG or diffusers model constructions behind `expr` on every path, through
@@ -2095,6 +2101,20 @@ def _walked_containers(fn: FunctionInfo) -> dict[int, str]:
     if not fn.is_module and any(c.method in ("eval", "train") for c in fn.calls):
         fn.node.visit(_Comprehensions())
     return found
+
+
+_ACTOR_NAME = re.compile(r"^(act|actor|policy|pi|agent)(_\w+)?$")
+_ENVIRONMENT = re.compile(r"(^|_)envs?(_\w+)?$|^environment$")
+
+
+def _environment_rollout(call: CallInfo) -> bool:
+    """The run acts in an environment: it hands one to a helper (`get_rewards_and_steps(env, actor)`), or
+    its function steps one (`state = env.step(action)[0]`)."""
+    if any(_ENVIRONMENT.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in call.node.args):
+        return True
+    return any(
+        c.method == "step" and _ENVIRONMENT.search((c.receiver or "").rsplit(".", 1)[-1]) for c in call.function.calls
+    )
 
 
 def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
