@@ -627,7 +627,8 @@ class _HostReads(cst.CSTVisitor):
         self.name, self.reads, self.made = name, 0, made
         self.seen = made is None
         self.outputs_only = outputs_only  # reads in `return` and `ctx.*(...)` do not count
-        self.loops: list[cst.CSTNode] = []
+        self.loops: list[cst.CSTNode] = []  # the loops being walked
+        self.around_made: set[int] = set()  # the loops around `made`, once it is seen
         self.loop_reads: list[int] = []
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -639,6 +640,7 @@ class _HostReads(cst.CSTVisitor):
     def leave_Call(self, node: cst.Call) -> None:
         if node is self.made:
             self.seen = True
+            self.around_made = {id(loop) for loop in self.loops}
 
     def visit_Return(self, node: cst.Return) -> bool:
         if not self.outputs_only or node.value is None:
@@ -659,13 +661,15 @@ class _HostReads(cst.CSTVisitor):
         return False
 
     def visit_For(self, node) -> None:
+        self.loops.append(node)
         self.loop_reads.append(0)
 
     def leave_For(self, node) -> None:
+        self.loops.pop()
         inner = self.loop_reads.pop()
         if self.loop_reads:
             self.loop_reads[-1] += inner
-        if self.made is not None and self.seen and _contains(node, self.made):
+        if id(node) in self.around_made:
             self.reads += inner  # (read at the top of the next iteration)
 
     visit_While, leave_While = visit_For, leave_For
@@ -687,20 +691,6 @@ def _moved_attribute(fn: FunctionInfo, attribute: str) -> bool:
 def _autograd_function_forward(fn: FunctionInfo) -> bool:
     """The static `forward(ctx, ...)` of a custom `torch.autograd.Function`: what it returns is its output."""
     return fn.name == "forward" and fn.params[:1] == ("ctx",)
-
-
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """`inner` is `outer` or sits inside it."""
-    found = False
-
-    class _Find(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal found
-            found = found or node is inner
-            return not found
-
-    outer.visit(_Find())
-    return found
 
 
 def _offloaded_after(call: CallInfo) -> bool:
