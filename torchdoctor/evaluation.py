@@ -120,6 +120,7 @@ class Evaluation:
         self.training = ctx.training
         self.flow = ctx.dataflow
         self._asking: set[int] = set()
+        self._walked: dict[int, dict[int, str]] = {}  # id(function) -> its switches of walked containers
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -755,11 +756,10 @@ class Evaluation:
         if callee is None:
             # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file
             manager = self._evaluating_manager(call)
-            if manager is not None:
-                _, param = self._model_arg(manager, call, model)
-                return param is not None and any(i.method == "eval" and i.receiver == param for i in manager.calls)
-        if callee is None:
-            return False
+            if manager is None:
+                return False
+            _, param = self._model_arg(manager, call, model)
+            return param is not None and any(i.method == "eval" and i.receiver == param for i in manager.calls)
         _, param = self._model_arg(callee, call, model)
         if param is not None:  # (`def evaluate_model(model, ...): model.eval(); ...; model.train()` leaves it training)
             if not any(i.method == "eval" and i.receiver == param for i in callee.calls) or id(callee) in self._asking:
@@ -788,10 +788,16 @@ class Evaluation:
             return None
         return found[1] if any(i.method == "eval" and i.receiver in found[1].params for i in found[1].calls) else None
 
+    def _walked_containers(self, fn: FunctionInfo) -> dict[int, str]:
+        """`_walked_containers(fn)`, worked out once per function."""
+        if id(fn) not in self._walked:
+            self._walked[id(fn)] = _walked_containers(fn)
+        return self._walked[id(fn)]
+
     def _named_switch_mode(self, callee: FunctionInfo, model: str) -> str | None:
         """The mode a method of the same object leaves `self.<model>` in, when it switches that model (or
         what holds it) by name; None when it does not name it."""
-        walked = _walked_containers(callee)  # (`[enc.eval() for enc in self.encoder]` names every encoder)
+        walked = self._walked_containers(callee)  # (`[enc.eval() for enc in self.encoder]` names every encoder)
         if not any(i.method in ("eval", "train") and (walked.get(id(i.node)) or i.receiver) not in (None, "self")
                    and within(model, walked.get(id(i.node)) or i.receiver) for i in callee.calls):
             return None
@@ -1746,7 +1752,7 @@ class Evaluation:
         names = {model, self.training.canonical(model, fn) or model}
         # (`encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`: an element of a list of models)
         names |= self._element_holders(model, fn, before) or set()
-        walked = _walked_containers(fn)
+        walked = self._walked_containers(fn)
         for c in fn.calls:
             receiver = walked.get(id(c.node)) or c.receiver or _switched_item(c) or _moved_receiver(c)
             if c.context.order >= before or receiver is None:

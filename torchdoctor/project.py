@@ -178,6 +178,8 @@ class ProjectIndex:
         return found[0], found[1].methods[method]
 
     def _function_in_module_path(self, facts: FileFacts, name: str) -> tuple[FileFacts, FunctionInfo] | None:
+        """`pkg.sub.function` after `import pkg`: the function the project's `pkg/sub` module defines or
+        re-exports."""
         path, function_name = name.rsplit(".", 1)
         head, _, rest = path.partition(".")
         imported = facts.imported.get(head)
