@@ -1318,9 +1318,7 @@ def _on_device(uses, value: cst.BaseExpression, skip: str) -> bool:
 def _scalar_literal(call: cst.Call) -> bool:
     """`torch.tensor(0.)`, `torch.tensor(-1, dtype=torch.long)`: a 0-dim tensor by its literal."""
     data = call.args[0].value if call.args and call.args[0].keyword is None else None
-    if isinstance(data, cst.UnaryOperation):
-        data = data.expression
-    return isinstance(data, (cst.Integer, cst.Float))
+    return data is not None and _number_literal(data)
 
 
 def _kept_element_by_element(cls, attr: str) -> bool:
