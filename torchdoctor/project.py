@@ -166,12 +166,7 @@ class ProjectIndex:
             # `import aux` ... `aux.f()`, or `from src.models import utils` ... `utils.get_logits()` (a submodule)
             module = imported.module if imported.name is None else _submodule(imported.module, imported.name)
         if module is not None and (imported.name is None or imported.name not in facts.classes and self.module_file(Path(facts.path), module)):
-            other = self.module_facts(Path(facts.path), module)
-            function = other.toplevel_functions.get(method) if other is not None else None
-            if other is not None and function is None:  # a package that re-exports it: `from .optim_util import clip_grad_norm`
-                found = self.resolve_imported(other, method)
-                return found if found is not None and isinstance(found[1], FunctionInfo) else None
-            return (other, function) if function is not None else None
+            return self._function_of_module(facts, module, method)
         found = lookup_class(self, facts, owner)
         if found is None or method not in found[1].methods:
             return None
@@ -185,14 +180,19 @@ class ProjectIndex:
         imported = facts.imported.get(head)
         if imported is None or imported.name is not None or facts.path == "<string>":
             return None
-        other = self.module_facts(Path(facts.path), f"{imported.module}.{rest}")
+        return self._function_of_module(facts, f"{imported.module}.{rest}", function_name)
+
+    def _function_of_module(self, facts: FileFacts, module: str, name: str) -> tuple[FileFacts, FunctionInfo] | None:
+        """(facts, function) for the function `name` that a module of the project defines, or re-exports as
+        a package does (`from .optim_util import clip_grad_norm`, `from pfrl.utils.contexts import evaluating`)."""
+        other = self.module_facts(Path(facts.path), module)
         if other is None:
             return None
-        function = other.toplevel_functions.get(function_name)
-        if function is None:  # re-exported by the package: `from pfrl.utils.contexts import evaluating`
-            found = self.resolve_imported(other, function_name)
-            return found if found is not None and isinstance(found[1], FunctionInfo) else None
-        return other, function
+        function = other.toplevel_functions.get(name)
+        if function is not None:
+            return other, function
+        found = self.resolve_imported(other, name)
+        return found if found is not None and isinstance(found[1], FunctionInfo) else None
 
     def inherit_star_imports(self, facts: FileFacts) -> None:
         """`from .network_utils import *` where network_utils says `import torch.nn as nn`: the star
