@@ -754,12 +754,11 @@ class Evaluation:
             own = "self" + model[len(call.receiver):]
             return method is not None and self.for_file(inst.facts)._last_mode(method, own, 1 << 62) == "eval"
         if callee is None:
-            # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file
-            manager = self._evaluating_manager(call)
-            if manager is None:
+            # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file,
+            # judged below as a context manager of this file would be
+            callee = self._evaluating_manager(call)
+            if callee is None:
                 return False
-            _, param = self._model_arg(manager, call, model)
-            return param is not None and any(i.method == "eval" and i.receiver == param for i in manager.calls)
         _, param = self._model_arg(callee, call, model)
         if param is not None:  # (`def evaluate_model(model, ...): model.eval(); ...; model.train()` leaves it training)
             if not any(i.method == "eval" and i.receiver == param for i in callee.calls) or id(callee) in self._asking:
@@ -780,8 +779,12 @@ class Evaluation:
 
     def _evaluating_manager(self, call: CallInfo) -> FunctionInfo | None:
         """The context manager of another file of the project that `call` enters, when it switches its
-        argument to eval mode (pfrl's `pfrl.utils.evaluating(model)`)."""
+        argument to eval mode (pfrl's `pfrl.utils.evaluating(model)`). Only a `with` item is looked up: a
+        context manager called bare runs none of its body, and the lookup parses the other file."""
         if not isinstance(call.node.func, (cst.Name, cst.Attribute)) or call.qualname and call.qualname.startswith("torch."):
+            return None
+        entered = call.qualname or call.dotted
+        if not any(entered in c.context.withs for c in call.function.calls):
             return None
         found = self._project_function(call.node.func)
         if found is None or not any(d.endswith("contextmanager") for d in found[1].decorators):
