@@ -241,11 +241,15 @@ def _names_a_module(training, where, value: cst.BaseExpression) -> bool:
     the function of `where` (a call or an assignment) builds a module into before it."""
     if not isinstance(value, cst.Name):
         return False
-    return any(
-        a.targets == (value.value,) and a.value is not None and a.context.order < where.context.order
-        and training.constructs_module(a.value)
-        for a in where.function.assigns
-    )
+    return any(training.constructs_module(v) for v in _assigned_before(where, value.value))
+
+
+def _assigned_before(where, name: str) -> list[cst.BaseExpression]:
+    """The values the function of `where` (a call or an assignment) gives `name` before it, in order."""
+    return [
+        a.value for a in where.function.assigns
+        if a.targets == (name,) and a.value is not None and a.context.order < where.context.order
+    ]
 
 
 def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, registered: set) -> bool:
@@ -303,23 +307,20 @@ def _only_losses(value: cst.BaseExpression) -> bool:
     StyleGAN-NADA's frozen CLIP judges): networks that score the output and are not trained, kept out of
     the optimizer and the checkpoint on purpose."""
     elements = _elements(value)
-    return bool(elements) and all(
-        isinstance(e, cst.Call) and re.search(r"(Loss|Criterion)$", (dotted_name(e.func) or "").rsplit(".", 1)[-1]) is not None
-        for e in elements
-    )
+    return bool(elements) and all(_builds_loss(e) for e in elements)
 
 
 def _fills_only_losses(fills: list | None) -> bool:
     """Everything appended to a container is a loss module, built in the call or just before it."""
-    if not fills:
-        return False
-    values = []
-    for call, value in fills:
-        if isinstance(value, cst.Name):
-            made = [a.value for a in call.function.assigns if a.targets == (value.value,) and a.context.order < call.context.order]
-            value = made[-1] if made else value
-        values.append(cst.Element(value))
-    return _only_losses(cst.List(values))
+    return bool(fills) and all(
+        _builds_loss((_assigned_before(call, value.value) or [value])[-1] if isinstance(value, cst.Name) else value)
+        for call, value in fills
+    )
+
+
+def _builds_loss(value: cst.BaseExpression) -> bool:
+    """`CLIPLoss(...)`, `MMFLoss(params)`, `FocalCriterion()`: a loss module by its class name."""
+    return isinstance(value, cst.Call) and re.search(r"(Loss|Criterion)$", (dotted_name(value.func) or "").rsplit(".", 1)[-1]) is not None
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
