@@ -325,6 +325,21 @@ class DataFlow:
                     return found
         return None
 
+    def guard_rules_out(self, call: CallInfo, caller: "Dataflow", site: CallInfo) -> bool:
+        """The literal argument `site` passes makes a test around `call` false: PatchTST's
+        `all_batches('train')` never reaches `elif type_ == 'predict': self.batch_predict()`.
+        `self` is the flow of call's file, `caller` the flow of the site's file."""
+        fn = call.function
+        for if_id, branch in call.context.branches:
+            compared = _parameter_tested(self.facts.if_tests.get(if_id), fn.params)
+            if compared is None:
+                continue
+            param, literals, equal = compared
+            value = _literal(caller.argument_for(fn, param, site))
+            if value is not _UNKNOWN and ((value in literals) == equal) != (branch == 0):
+                return True
+        return False
+
     def _dict_entry(self, name: str, key: str, call: CallInfo) -> cst.BaseExpression | None:
         held = self.value_of(name, call.function, call.context.order)
         value = held[0] if held is not None else None
@@ -929,6 +944,40 @@ class DataFlow:
 
 
 _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what leaves a module's mode alone)
+
+
+_UNKNOWN = object()
+
+
+def _literal(node: cst.BaseExpression | None):
+    """The value of a string, integer or True/False/None literal; _UNKNOWN for anything else."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return _UNKNOWN
+
+
+def _parameter_tested(test: cst.BaseExpression | None, params) -> tuple | None:
+    """(param, literals, equal) for `param == "x"`, `param != "x"`, `param in ("x", "y")` and
+    `param not in (...)`; None for any other test."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.left, cst.Name):
+        return None
+    param, target = test.left.value, test.comparisons[0]
+    if param not in params or param in ("self", "cls"):
+        return None
+    operator, right = target.operator, target.comparator
+    if isinstance(operator, (cst.Equal, cst.NotEqual)):
+        literals = (_literal(right),)
+    elif isinstance(operator, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        literals = tuple(_literal(e.value) for e in right.elements)
+    else:
+        return None
+    if _UNKNOWN in literals:
+        return None
+    return param, literals, isinstance(operator, (cst.Equal, cst.In))
 
 
 def _reads_only_self(test: cst.BaseExpression) -> bool:

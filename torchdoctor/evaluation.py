@@ -1060,18 +1060,31 @@ class Evaluation:
             return bool(assigned) and all(self._dummy_input(v, fn, depth + 1) for v in assigned)
         return False
 
-    def called_per_batch_in_evaluation(self, fn: FunctionInfo) -> bool:
+    def called_per_batch_in_evaluation(self, fn: FunctionInfo, depth: int = 0) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
         sites = self._sites_anywhere(fn, through_bases=True)
         if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
-        return bool(sites) and all(
-            s.context.loops and not any(e.kind == "backward" for e in judge.training.loop_events(s.context.loops[-1]))
-            # (or a Lightning `validation_step`, which the framework calls once per batch)
-            or not s.context.loops and s.function.cls is not None and _EVAL_STEP_HOOK.match(s.function.name)
-            for judge, s in sites
-        )  # (a validation loop in the function that also trains counts; PPO's update loop steps, so it does not)
+        return bool(sites) and all(judge._per_batch_site(s, depth) for judge, s in sites)
+
+    def _per_batch_site(self, site: CallInfo, depth: int) -> bool:
+        """The call runs once per batch of a loop that trains nothing on its way (a validation loop in a
+        function that also trains counts; PPO's update loop steps, so it does not). A loop that dispatches
+        by kind, `if kind == "train": self.train_batch() elif kind == "valid": self.valid_batch()`, trains
+        only on the other branch. Through plain calls, up to the loop: `valid_batch` -> `valid_step`."""
+        if site.context.loops:
+            return not any(
+                e.kind == "backward" and not exclusive_branches(self._branches_at(e.site), site.context.branches)
+                for e in self.training.loop_events(site.context.loops[-1])
+            )
+        if site.function.cls is not None and _EVAL_STEP_HOOK.match(site.function.name):
+            return True  # (or a Lightning `validation_step`, which the framework calls once per batch)
+        return depth < 3 and not site.function.is_module and self.called_per_batch_in_evaluation(site.function, depth + 1)
+
+    def _branches_at(self, node: cst.CSTNode) -> tuple:
+        info = self.facts.call_info(node) if isinstance(node, cst.Call) else None
+        return info.context.branches if info is not None else ()
 
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use,
@@ -1193,7 +1206,10 @@ class Evaluation:
             return True  # ClassyVision's hub interface: its `eval()` turns gradients off for the whole process
         if fn.is_module or depth > 3:
             return False
-        sites = self._sites_anywhere(fn, through_bases=True)  # (`model.forward_test(...)` under no_grad in the train script)
+        sites = [  # (`model.forward_test(...)` under no_grad in the train script)
+            (judge, site) for judge, site in self._sites_anywhere(fn, through_bases=True)
+            if not self.flow.guard_rules_out(call, judge.flow, site)
+        ]
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
     def _sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
@@ -1291,6 +1307,8 @@ class Evaluation:
         if head in fn.params and fn.cls is None:  # RAFT's validate_chairs: its own main, and train.py
             judged += [(j, site) for j, site in self._sites_anywhere(fn) if j is not self]
         for judge, site in judged:
+            if self.flow.guard_rules_out(call, judge.flow, site):
+                continue  # `all_batches("train")` never reaches the `elif type_ == "predict":` branch
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
             if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
                 if not self._held_in_eval_at(fn, model, judge, site, depth):
