@@ -1556,6 +1556,8 @@ class _UseScan(cst.CSTVisitor):
                 for other in a.targets[1:]:
                     self.derived_from.setdefault(other, set()).add(a.targets[0])
                     self._tracked.add(other)
+            if len(a.targets) == 1 and a.targets[0].isidentifier() and isinstance(a.value, (cst.List, cst.Tuple)):
+                self._held_by(a.targets[0], [e.value for e in a.value.elements])  # `ret = [features, counts]`
             base = _derivation_base(a.value) if len(a.targets) == 1 else None
             if base is not None and base.value in self._tracked:
                 self._derive_reads.add(id(base))
@@ -1583,6 +1585,9 @@ class _UseScan(cst.CSTVisitor):
                 name = dotted_name(c.node.args[0].value)
                 if name:
                     self.flows_into.setdefault(c.receiver, set()).add(name)
+                self._held_by(c.receiver, [c.node.args[0].value])  # `ret.append(counts)`
+                if c.receiver in self._tracked and isinstance(c.node.func, cst.Attribute):
+                    self._derive_reads.add(id(c.node.func.value))  # (appending reads none of the list's tensors)
                 self._tracked.add(c.receiver)
         for a in sorted(fn.assigns, key=lambda a: a.context.order):
             if len(a.targets) == 1 and a.value is not None:
@@ -1643,6 +1648,15 @@ class _UseScan(cst.CSTVisitor):
                         self._moved_with((base,), derived)
                     known = set(self.uses.get(base, []))
                     self.uses.setdefault(base, []).extend(u for u in self.uses.get(derived, []) if u not in known)
+
+    def _held_by(self, container: str, elements: list) -> None:
+        """A Python list holding a tensor mixes it with nothing: what the list meets later (`torch.cat`,
+        the caller it is returned to) is what the tensor meets. VoteNet's `ret.append(unique_cnt)`."""
+        for element in elements:
+            if isinstance(element, cst.Name) and element.value in self._tracked and element.value != container:
+                self._derive_reads.add(id(element))
+                self.derived_from.setdefault(container, set()).add(element.value)
+                self._tracked.add(container)
 
     def _moved_with(self, sources, result: str) -> None:
         """What flows into a moved value is moved when that value is (not before)."""
