@@ -87,12 +87,14 @@ class MissingZeroGrad(Rule):
                     continue
                 info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
                 when = "in this loop" if info is not None and info.context.conditions else "every iteration"
-                _, guard, served = _counted_resets(ctx.facts, loop, events, event)  # (why the resets did not count)
+                _, guard, served, sometimes = _counted_resets(ctx.facts, loop, events, event)  # (why the resets did not count)
                 never = "never reset in this loop"
                 if guard is not None:
                     never = f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
                 elif served is not None:
                     never = f"reset only for the step under `if {ctx.code(served)}:`"
+                elif sometimes is not None:
+                    never = f"reset only under `if {ctx.code(sometimes)}:`, which the step does not wait for"
                 yield ctx.report(
                     event.node,
                     f"optimizer '{event.target}' is stepped {when} but its gradients are "
@@ -105,7 +107,7 @@ class MissingZeroGrad(Rule):
         of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
         count for the backward in this branch."""
         where = _branches(facts, loop, step.site)
-        resets, _, _ = _counted_resets(facts, loop, events, step)
+        resets = _counted_resets(facts, loop, events, step)[0]
         backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         return all(
@@ -140,15 +142,15 @@ class MissingZeroGrad(Rule):
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
 
 
-def _counted_resets(facts, loop, events, step) -> tuple[list, cst.BaseExpression | None, cst.BaseExpression | None]:
+def _counted_resets(facts, loop, events, step) -> tuple:
     """(reset, its branches) for the resets that can cover `step`, with the tests that discounted others,
-    for the message: the loop-invariant guard of a reset skipped for whole runs, and the branch of a
-    reset that serves a step of its own."""
+    for the message: the loop-invariant guard of a reset skipped for whole runs, the branch of a reset
+    that serves a step of its own, and the test of a reset that runs on some iterations only."""
     where = _branches(facts, loop, step.site)
     resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
     resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
     everywhere = [b for _, b in resets]
-    guard = served = None
+    guard = served = sometimes = None
     counted = []
     for e, b in resets:
         test = _skipped_for_whole_runs(facts, loop, b, step, everywhere)
@@ -161,9 +163,11 @@ def _counted_resets(facts, loop, events, step) -> tuple[list, cst.BaseExpression
         # step of its own in a periodic branch leaves the unconditional step summing between visits
         elif _serves_own_step(facts, loop, events, e, b, step, where):
             served = served if served is not None else facts.if_tests.get(b[-1][0])
+        elif (test := _reset_on_some_iterations(facts, loop, events, b, step, everywhere)) is not None:
+            sometimes = sometimes if sometimes is not None else test
         else:
             counted.append((e, b))
-    return counted, guard, served
+    return counted, guard, served, sometimes
 
 
 def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
@@ -201,6 +205,26 @@ def _serves_own_step(facts, loop, events, reset, reset_at: tuple, step, step_at:
         if info is not None and reset_at[-1] in info.context.branches and info.context.order > reset_info.context.order:
             return True
     return False
+
+
+def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
+    """WGAN-GP's critic: `d_optimizer.step()` runs every iteration, while its model's only reset sits in
+    the generator's `if step % n_critic == 0:` branch, so the critic's gradients sum between visits. (A
+    step that waits for a test of its own is an accumulation window; a reset beside every backward it
+    serves, `if torch.isfinite(loss): opt.zero_grad(); loss.backward()`, covers them; so does an `else:`
+    that resets too.)"""
+    info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
+    if info is None or len(info.context.conditions) != loop.condition_depth:
+        return None
+    backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
+    for if_id, branch in reset_at:
+        test = facts.if_tests.get(if_id)
+        if test is None or (if_id, branch) in info.context.branches:
+            continue
+        if any((if_id, 1 - branch) in other for other in all_resets) or all((if_id, branch) in b for b in backwards):
+            continue
+        return test
+    return None
 
 
 def _warm_up_loop(loop) -> bool:
