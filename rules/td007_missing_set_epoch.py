@@ -129,7 +129,7 @@ class MissingSetEpoch(Rule):
     def _iterated_origins(flow, expr, fn, order):
         """What a `for` iterates: its iterable's origins, and for `log_every(loader, ...)`-style wrappers
         the origins of their arguments too."""
-        found = flow.origins(expr, fn, order)
+        found = _origins_through_generators(flow, expr, fn, order)
         calls = [expr]
         while calls:  # enumerate(metric_logger.log_every(data_loader, 10, header)), zip(range(n), a, cycle(b))
             call = calls.pop()
@@ -137,7 +137,7 @@ class MissingSetEpoch(Rule):
                 continue
             for arg in call.args:
                 if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    found += flow.origins(arg.value, fn, order)
+                    found += _origins_through_generators(flow, arg.value, fn, order)
                 elif arg.keyword is None and isinstance(arg.value, cst.Call):
                     calls.append(arg.value)
         return [o for o in found if o is not None]
@@ -250,6 +250,26 @@ class MissingSetEpoch(Rule):
             if a.value is sampler and len(a.targets) == 1:  # (timm's loader holds the sampler; DGL's takes set_epoch)
                 return a.targets[0] + (".sampler" if (dotted_name(sampler.func) or "").endswith("create_loader") else "")
         return None
+
+
+def _origins_through_generators(flow, expr, fn, order) -> list:
+    """Origins of an iterated name; for a parameter, also the loaders behind generators its callers
+    pass: `run_epoch((Batch(b) for b in train_dataloader), model, ...)` iterates train_dataloader."""
+    found = flow.origins(expr, fn, order)
+    if isinstance(expr, cst.Name) and expr.value in fn.params:
+        for site in flow.call_sites(fn):
+            source = _generator_source(flow.argument_for(fn, expr.value, site))
+            if source is not None:
+                found = found + flow.origins(source, site.function, site.context.order)
+    return found
+
+
+def _generator_source(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a one-`for` generator expression iterates: `train_dataloader` in `(Batch(b) for b in
+    train_dataloader)`; iterating the generator iterates it, once."""
+    if isinstance(value, cst.GeneratorExp) and value.for_in.inner_for_in is None:
+        return value.for_in.iter
+    return None
 
 
 def _ddp_loader(call: cst.Call) -> bool:
