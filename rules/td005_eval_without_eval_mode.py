@@ -12,10 +12,11 @@ class EvalWithoutEvalMode(Rule):
     severity = "error"
     summary = "An evaluation pass runs the model without model.eval(): Dropout and BatchNorm act as in training"
     rationale = """
-        `model.eval()` switches Dropout off and makes BatchNorm use its running
-        statistics. Without it, validation accuracy is noisy and too low, BatchNorm's
-        running statistics are updated from validation data, and a checkpoint chosen
-        on that metric is the wrong one. `torch.no_grad()` does not change the mode:
+        `model.eval()` switches Dropout off, makes BatchNorm use its running
+        statistics and stops spectral norm's power iteration. Without it,
+        validation accuracy is noisy and too low, BatchNorm's running statistics
+        (and spectral norm's `u` vectors) are updated from validation data, and a
+        checkpoint chosen on that metric is the wrong one. `torch.no_grad()` does not change the mode:
         it only stops graph building. A model comes out of its constructor in training
         mode, and every `model.train()` in the training loop puts it back there.
     """
@@ -80,12 +81,12 @@ class EvalWithoutEvalMode(Rule):
                     yield ctx.report(
                         call.node,
                         f"'{run.model}' runs in {where} in training mode: `{ctx.code(undone.node)}` switches it back "
-                        f"with `.train()` after its `.eval()`, so Dropout and BatchNorm behave as in training; "
+                        f"with `.train()` after its `.eval()`, so Dropout, BatchNorm and spectral norm act as in training; "
                         f"switch it to eval after that call",
                     )
                     continue
                 yield ctx.report(
                     call.node,
-                    f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout and "
-                    f"BatchNorm behave as in training; call `{model}.eval()` first (and `.train()` after)",
+                    f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "
+                    f"spectral norm act as in training; call `{model}.eval()` first (and `.train()` after)",
                 )

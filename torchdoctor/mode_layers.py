@@ -1,6 +1,6 @@
 """Whether a model can act differently in train and eval mode.
 
-A model whose class holds no Dropout, BatchNorm or `self.training` use computes the same in either
+A model whose class holds no Dropout, BatchNorm, spectral norm or `self.training` use computes the same in either
 mode, so a missing `model.eval()` changes nothing (TD005 stays silent). Library models are judged
 by what their constructors are given where the library declares it (PyG's and diffusers' `dropout=`).
 """
@@ -27,6 +27,9 @@ _MODE_LAYERS = {
 _DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
 _MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
                    "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
+# Weight wrappers that act on the mode: spectral norm runs a power iteration (and updates its `u`
+# vector) on every forward in training mode only
+_MODE_WRAPPERS = {"torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.spectral_norm"}
 
 
 class ModeLayers:
@@ -159,7 +162,7 @@ class ModeLayers:
             # `gat_layer = partial(HardGAO, k=k)`: the layers it will build are the class's
             return self._call_has(facts, cst.Call(func=node.args[0].value), fn, depth + 1)
         if q is not None:
-            if q in _MODE_FUNCTIONS:
+            if q in _MODE_FUNCTIONS or q in _MODE_WRAPPERS:
                 return True
             if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
                 return self._torch_layer_has(q, node)
