@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.facts import calls_within, dotted_name, exclusive_branches, is_test_module, names_in, within
+from torchdoctor.facts import calls_within, dotted_name, ends_in_jump, exclusive_branches, is_test_module, names_in, within
 from torchdoctor.rule import Rule
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
@@ -214,7 +214,7 @@ def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_re
     serves, `if torch.isfinite(loss): opt.zero_grad(); loss.backward()`, covers them; so does an `else:`
     that resets too.)"""
     info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
-    if info is None or len(info.context.conditions) != loop.condition_depth:
+    if info is None or len(info.context.conditions) != loop.condition_depth or _skipped_before(loop, step.site):
         return None
     backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     for if_id, branch in reset_at:
@@ -225,6 +225,30 @@ def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_re
             continue
         return test
     return None
+
+
+def _skipped_before(loop, site: cst.CSTNode) -> bool:
+    """mmf's accumulation: `if (idx + 1) % update_frequency: continue` ahead of `self._finish_update()`
+    in the loop body, so the step waits for a test after all."""
+    for statement in getattr(loop.node.body, "body", ()):
+        if _holds(statement, site):
+            return False
+        if isinstance(statement, cst.If) and any(ends_in_jump(b) for b in (statement.body, statement.orelse) if b is not None):
+            return True
+    return False
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is node:
+                found.append(n)
+            return not found
+
+    tree.visit(_Finder())
+    return bool(found)
 
 
 def _warm_up_loop(loop) -> bool:

@@ -164,7 +164,7 @@ class Context:
         return self.loops[-1] if self.loops else None
 
 
-def _ends_in_jump(block) -> bool:
+def ends_in_jump(block) -> bool:
     """`if torch.isnan(loss): optimizer.zero_grad(); continue`: the branch leaves the iteration."""
     body = getattr(block, "body", None)
     last = body[-1] if isinstance(body, (list, tuple)) and body else None
@@ -479,7 +479,7 @@ class _FactsVisitor:
             if part is None:
                 continue
             self.branches[-1].append((id(node), branch))
-            if _ends_in_jump(part):
+            if ends_in_jump(part):
                 self.f.exiting_branches.add((id(node), branch))
             self._walk_value(part)
             self.branches[-1].pop()
