@@ -1891,9 +1891,14 @@ class _UseScan(cst.CSTVisitor):
         self._cpu_side_depth -= 1
 
     def visit_Return(self, node: cst.Return) -> None:
-        values = node.value.elements if isinstance(node.value, cst.Tuple) else [node.value]
+        value = node.value
+        if isinstance(value, cst.Call) and dotted_name(value.func) in ("tuple", "list") and len(value.args) == 1:
+            value = value.args[0].value  # `return tuple(ret)`: the same elements, handed back
+        values = value.elements if isinstance(value, cst.Tuple) else [value]
         for v in values:
             v = v.value if isinstance(v, cst.Element) else v
+            if isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name):
+                v = v.value  # `return ret[0]`: a part of it, handed back as it is
             if isinstance(v, cst.Name):
                 self._returned.add(id(v))
 
