@@ -261,6 +261,9 @@ class TensorCreatedInForward(Rule):
         uses = self.scan_of(fn)
         gpu_only = gpu_only or _runs_cuda_kernel(fn)
         defaults = _calls_in_defaults(fn)  # `def forward(ctx, boxes, k=torch.tensor([100]))`: made once, at definition
+        # kornia's `CV2SIFT`: the forward takes its input to the host for OpenCV and hands back tensors
+        # made from the results, on the host by design
+        host_results = _returned_calls(fn) if _input_taken_to_host(fn) else set()
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             if id(call.node) in defaults:
@@ -289,6 +292,8 @@ class TensorCreatedInForward(Rule):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             if keyword_arg(call.node, "out") is not None:
                 continue  # `torch.arange(n, out=x.new(n).long())`: written into a tensor on the input's device
+            if id(call.node) in host_results:
+                continue
             device = keyword_arg(call.node, "device")
             if device is not None:
                 scalar = factory in _LITERAL_DATA and not _is_sequence_literal(call.node) or _is_zero_dim_size(call.node)
@@ -422,8 +427,18 @@ def _takes_no_tensor(forward: FunctionInfo) -> bool:
     return all(
         isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString))
         or isinstance(p.default, cst.Name) and p.default.value in ("True", "False")
+        or _shape_annotation(p.annotation)
         for p in params
     ) and not isinstance(forward.node.params.star_arg, cst.Param) and forward.node.params.star_kwarg is None
+
+
+def _shape_annotation(annotation: cst.Annotation | None) -> bool:
+    """`batch_shape: Tuple[int, ...]`, `n: int`, `size: torch.Size`: a number or a shape, no tensor
+    (kornia's random parameter generators take only the batch shape)."""
+    if annotation is None:
+        return False
+    words = set(re.findall(r"[A-Za-z_]+", cst.Module([]).code_for_node(annotation.annotation)))
+    return bool(words) and words <= {"int", "bool", "float", "str", "Tuple", "tuple", "List", "list", "Size", "torch", "Optional", "None"}
 
 
 def _takes_host_data(facts, forward: FunctionInfo) -> bool:
@@ -441,6 +456,32 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
     # (`obs: np.ndarray | torch.Tensor`: a policy network that also takes tensors on the device;
     # `src_tokens: List[str]`: a TorchScript serving module that turns raw tokens into tensors)
     return (any(word in text for word in ("Image", "PIL", "ndarray")) or bool(re.search(r"\bstr\b", text))) and "Tensor" not in text
+
+
+def _input_taken_to_host(fn: FunctionInfo) -> bool:
+    """The function copies a tensor parameter to the host as numpy: `img.cpu().numpy()`."""
+    params = set(fn.params) - {"self", "cls", "ctx"}
+    for call in fn.calls:
+        if call.method not in ("numpy", "tolist"):
+            continue
+        inner = call.node.func.value if isinstance(call.node.func, cst.Attribute) else None
+        while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+            inner = inner.func.value  # `img.detach().cpu().numpy()`
+        if isinstance(inner, cst.Name) and inner.value in params:
+            return True
+    return False
+
+
+def _returned_calls(fn: FunctionInfo) -> set[int]:
+    """The calls a return statement hands back as they are: `return torch.from_numpy(pts), desc`."""
+    out = set()
+    for ret, _ in fn.returns:
+        value = ret.value
+        for part in value.elements if isinstance(value, cst.Tuple) else [value] if value is not None else []:
+            part = part.value if isinstance(part, cst.Element) else part
+            if isinstance(part, cst.Call):
+                out.add(id(part))
+    return out
 
 
 def _factory_name(call) -> str | None:
@@ -721,7 +762,10 @@ def _tests_device(test: cst.BaseExpression) -> bool:
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
-    sites = [c for c in facts.calls_of(helper) if c.receiver == "self"]
+    """Every call the forward's path makes moves the result (kornia's LoFTR: `self.pe =
+    self._create_position_encoding(shape).to(self.pe.device)`); the call in `__init__` builds a buffer
+    before the model is moved, and `.to()` takes it along."""
+    sites = [c for c in facts.calls_of(helper) if c.receiver == "self" and c.function.name != "__init__"]
     if not sites:
         return False
     for site in sites:
