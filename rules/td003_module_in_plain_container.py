@@ -120,7 +120,7 @@ class ModuleInPlainContainer(Rule):
                     filled_values.setdefault(call.receiver, []).extend((call, a.value) for a in call.node.args)
                     if any(
                         _holds_module(training, a.value)
-                        or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns))
+                        or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns, call.function.calls))
                         for a in call.node.args
                     ):
                         filled_with_modules.setdefault(call.receiver, []).append(call.context)
@@ -266,7 +266,7 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
             for b in a.function.assigns
         ):
             return True
-        if _names_a_module(training, a, element) and not _registered_elsewhere(element, registered, assigns):
+        if _names_a_module(training, a, element) and not _registered_elsewhere(element, registered, assigns, a.function.calls):
             return True
     return False
 
@@ -279,13 +279,18 @@ def _rebound_between(name: str, call, a: AssignInfo) -> bool:
     )
 
 
-def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns) -> bool:
+def _registered_elsewhere(value: cst.BaseExpression, registered: set, assigns, calls=()) -> bool:
     """`self.add_module(f"conv{k}", conv)` or `self.conv1 = conv` beside `self.convs.append(conv)`:
-    the list only keeps references to modules registered another way."""
+    the list only keeps references to modules registered another way; also through another list that
+    is registered (rlpyt's `sequence.append(maxp_layer)` beside `maxp_layers.append(maxp_layer)`, then
+    `self.conv = nn.Sequential(*sequence)`)."""
     name = value.value if isinstance(value, cst.Name) else None
     return name in registered or any(
         a.value is not None and dotted_name(a.value) == name and any(t.startswith("self.") for t in a.targets)
         for a in assigns
+    ) or name is not None and any(
+        c.method in ("append", "extend", "insert") and c.receiver in registered and any(dotted_name(x.value) == name for x in c.node.args)
+        for c in calls
     )
 
 
