@@ -304,7 +304,8 @@ class DataFlow:
         found = []
         for c in self.facts.calls:
             receiver = c.node.func.value if c.method == fn.name and isinstance(c.node.func, cst.Attribute) else None
-            if isinstance(receiver, cst.Name) and receiver.value not in ("self", "cls"):
+            # (or held by another object: kornia's `self.model = _DissolvingWraper_HF(pipe)` ... `self.model.init_prompt(p)`)
+            if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted_name(receiver) not in (None, "self", "cls"):
                 inst = self.instance_of(receiver, c.function, c.context.order)
                 if inst is not None and inst.cls is fn.cls:
                     found.append(c)
@@ -924,7 +925,10 @@ class DataFlow:
         here = self.call_sites(fn)
         if here or self.project is None or fn.parent is None or not fn.parent.is_module:
             return [(self, site) for site in here]
-        return [(self.flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, fn.name)]
+        # a class's `__init__`: its constructions in other files (HumanML3D's `LengthEstTrainer(opt, estimator)`
+        # in the training script, for the `self.estimator = estimator` it keeps)
+        name = fn.cls.name if fn.name == "__init__" and fn.cls is not None and fn.cls.name in self.facts.classes else fn.name
+        return [(self.flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, name)]
 
     def instance_output_kind(self, inst: Instance, depth: int = 0) -> str | None:
         """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one."""

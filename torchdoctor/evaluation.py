@@ -77,6 +77,9 @@ _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
 _FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "full", "zeros_like", "ones_like", "randn_like", "rand_like"})
 _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
+# a package or module of data augmentations (kornia's `augmentation/container/augment.py`): modules that
+# transform data, with no weights or modes
+_AUGMENTATION_PATH = re.compile(r"(^|/)(augmentations?|transforms?)(/|\.py$)")
 # a library module of inference front ends: `espnet2.bin.asr_inference`, `transformers.pipelines`
 _INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
@@ -198,12 +201,13 @@ class Evaluation:
     def _computing_module(self, inst) -> bool:
         """An nn.Module with weights or modes of its own: not a stateless scoring function
         (`TransEScore`: arithmetic on the embeddings it is given) nor a metric from a metrics/ package
-        (`RelativeVolumeMel`), which build no graph and behave the same in either mode."""
+        (`RelativeVolumeMel`) or a data augmentation from an augmentation/ package (kornia's
+        `AugmentationSequential`), which build no graph and behave the same in either mode."""
         training = self.training
         return (
             training.is_module_class(inst.facts, inst.cls)
             and (ModeLayers._runs_module_passed_in(inst.cls) or not training.is_stateless_module_class(inst.facts, inst.cls))
-            and not _METRIC_PATH.search(inst.facts.path)
+            and not _METRIC_PATH.search(inst.facts.path) and not _AUGMENTATION_PATH.search(inst.facts.path)
         )
 
     # -- passes ----------------------------------------------------------------
@@ -1310,7 +1314,7 @@ class Evaluation:
             if self.flow.guard_rules_out(call, judge.flow, site):
                 continue  # `all_batches("train")` never reaches the `elif type_ == "predict":` branch
             caller_model = model  # `self._model` stays itself when a method calls `self.validate()`
-            if head == "self" and site.receiver and site.receiver != "self" and "." not in site.receiver:
+            if head == "self" and site.receiver and site.receiver != "self" and not site.receiver.startswith("super"):
                 if not self._held_in_eval_at(fn, model, judge, site, depth):
                     return False
                 continue

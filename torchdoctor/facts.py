@@ -550,7 +550,8 @@ class _FactsVisitor:
 
     # -- scopes ----------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        plain = [b.value for b in node.bases if b.keyword is None]
+        # (`class Sam(ONNXExportMixin, ModelBase[SamConfig])`: a generic base is the class it subscripts)
+        plain = [b.value.value if isinstance(b.value, cst.Subscript) else b.value for b in node.bases if b.keyword is None]
         bases = tuple(self._name_for(b) or "" for b in plain)
         info = ClassInfo(node, node.name.value, bases, tuple(dotted_name(b) or "" for b in plain))
         if not self.classes and self.functions[-1].is_module:
