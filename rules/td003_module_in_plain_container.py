@@ -241,7 +241,14 @@ def _names_a_module(training, where, value: cst.BaseExpression) -> bool:
     the function of `where` (a call or an assignment) builds a module into before it."""
     if not isinstance(value, cst.Name):
         return False
-    return any(training.constructs_module(v) for v in _assigned_before(where, value.value))
+    if any(training.constructs_module(v) for v in _assigned_before(where, value.value)):
+        return True
+    # `res2, channels = self.make_stage(...)`, whose builder returns `nn.Sequential(*layers), out_channels`
+    return any(
+        len(a.targets) > 1 and value.value in a.targets and a.context.order < where.context.order
+        and training.builds_module_at(a.value, a.targets.index(value.value))
+        for a in where.function.assigns
+    )
 
 
 def _assigned_before(where, name: str) -> list[cst.BaseExpression]:

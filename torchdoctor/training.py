@@ -423,6 +423,35 @@ class TrainingFacts:
         found = lookup_class(self.project, facts, name) if name else None
         return found is not None and self.is_stateless_module_class(found[0], found[1], depth + 1)
 
+    def _builder_returns(self, called: str) -> list[cst.BaseExpression] | None:
+        """What a builder method of a class of this file returns (named locals followed to their value):
+        `MultiLabelDecoder.get_mlp(...)`, `BiLSTM.LSTM(...)` (a static builder), or `self.build_layer(i)`
+        (here or in a base class). None when `called` names no such method."""
+        head, _, method = called.partition(".")
+        if head in self.facts.classes and method in self.facts.classes[head].methods:
+            methods = [self.facts.classes[head].methods[method]]
+        elif head == "self" and method and "." not in method:
+            methods = [c.methods[method] for c in self.facts.classes.values() if method in c.methods]
+        else:
+            return None
+        # (returning a named local: `encoder_layer = nn.ModuleList([...]); return encoder_layer`)
+        return [_named_value(m, r.value) for m in methods for r, _ in m.returns if r.value is not None]
+
+    def builds_module_at(self, node: cst.BaseExpression, index: int) -> bool:
+        """`res2, channels = self.make_stage(...)`: element `index` of what a builder method returns
+        (`stage = Block(...)`, then `return stage, out_channels`) is a module."""
+        called = dotted_name(node.func) if isinstance(node, cst.Call) else None
+        head, _, method = (called or "").partition(".")
+        if head != "self" or not method or "." in method:
+            return False
+        returns = [(m, r.value) for c in self.facts.classes.values() if method in c.methods
+                   for m in [c.methods[method]] for r, _ in m.returns if r.value is not None]
+        return bool(returns) and all(
+            isinstance(v, cst.Tuple) and index < len(v.elements)
+            and self.constructs_module(_named_value(m, v.elements[index].value), 1)
+            for m, v in returns
+        )
+
     def constructs_module(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project, or
         `conv_fn(...)` after `conv_fn = SeparableConv2d if separable else ConvBnAct2d`."""
@@ -446,19 +475,11 @@ class TrainingFacts:
                 return self.constructs_module(node.args[0].value, depth)  # `weight_norm(Conv1d(...))`
             return last[:1].isupper() and last not in NOT_MODULE_CLASSES
         called = dotted_name(node.func) or ""
-        head, _, method = called.partition(".")
-        if head in self.facts.classes and method in self.facts.classes[head].methods and depth < 2:
-            # `MultiLabelDecoder.get_mlp(...)`, `BiLSTM.LSTM(...)`: a static builder of a class of this file
-            builder = self.facts.classes[head].methods[method]
-            values = [_named_value(builder, r.value) for r, _ in builder.returns if r.value is not None]
+        values = self._builder_returns(called) if depth < 2 else None
+        if values is not None and (values or not called.startswith("self.")):
+            # `MultiLabelDecoder.get_mlp(...)`, `self.build_encoder_layer(args, i)`: a builder method
             return bool(values) and all(self.constructs_module(v, depth + 1) for v in values)
         if called.startswith("self.") and called.count(".") == 1 and depth < 2:
-            # `self.build_encoder_layer(args, i)`: a builder method, here or in a base class elsewhere
-            methods = [c.methods[called[5:]] for c in self.facts.classes.values() if called[5:] in c.methods]
-            # (returning a named local: `encoder_layer = nn.ModuleList([...]); return encoder_layer`)
-            values = [_named_value(m, r.value) for m in methods for r, _ in m.returns if r.value is not None]
-            if values:
-                return all(self.constructs_module(v, depth + 1) for v in values)
             chosen = self._classes_assigned(called)  # `self.layer_type = {"gat": GATLayer, ...}.get(kind, GATLayer)`
             if chosen:
                 return any(self.constructs_module(cst.Call(func=alt, args=node.args), depth + 1) for alt in chosen)
@@ -583,6 +604,8 @@ _LIBRARY_MODULE = re.compile(
     r"|classy_vision\.(losses|models|heads)\.([\w.]+\.)?Classy(Loss|Model|Head)$"  # VISSL's bases
     r"|ema_pytorch\.(EMA|PostHocEMA|KarrasEMA)$"  # lucidrains' EMA wrappers: modules that hold a copy of the model
     r"|mmcv\.cnn\.([\w.]+\.)?[A-Z]\w*$"  # mmcv's bricks: ConvModule, Scale, NonLocal2d, ...
+    # fairseq's model bases (Graphormer's `Graphormer3D(BaseFairseqModel)`): nn.Modules
+    r"|fairseq\.models\.([\w.]+\.)?(BaseFairseqModel|Fairseq\w*(Model|Encoder|Decoder))$"
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
