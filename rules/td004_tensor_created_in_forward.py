@@ -264,6 +264,9 @@ class TensorCreatedInForward(Rule):
         # kornia's `CV2SIFT`: the forward takes its input to the host for OpenCV and hands back tensors
         # made from the results, on the host by design
         host_results = _returned_calls(fn) if _input_taken_to_host(fn) else set()
+        placed_siblings = sampler is not None and any(
+            _factory_name(c) and (d := keyword_arg(c.node, "device")) is not None and not _is_cpu(d.value) for c in fn.calls
+        )
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
         for call in fn.calls:
             if id(call.node) in defaults:
@@ -345,7 +348,9 @@ class TensorCreatedInForward(Rule):
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
             ):
                 continue
-            if target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
+            # kornia's generators: a parameter handed back beside others placed with `device=`
+            handed = placed_siblings and target is not None and uses.handed_back(target, call.node)
+            if not handed and target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
                 continue
             if target is None and carrier is None and _saved_for_host_reads(fn, uses.callers_of(call.node), call.node):
                 continue
@@ -358,13 +363,16 @@ class TensorCreatedInForward(Rule):
                 continue
             if target is None and carrier is None and uses.made_on_host(call.node):
                 continue  # `if self.training and torch.rand(1) < p:`: a statement that meets nothing on the device
-            if carrier and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
+            if carrier and not handed and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
                 continue  # `neg = neg + torch.arange(b)[:, None] * high` on the host, then only an index
-            if sampler == "hollow" or sampler and not (
+            if (sampler == "hollow" or sampler and not (
                 uses.met_before_moved(call.node, target, carrier, moved_at_end=True)
                 or any(uses.met_on_return.get(name) for name in (target, carrier) if name)
-            ):
-                continue  # `s = torch.rand(b, n, 3) * r; return s`: a sample returned, no input to mismatch
+            )) and not placed_siblings:
+                # `s = torch.rand(b, n, 3) * r; return s`: a sample returned, no input to mismatch (unless the
+                # function places its other factories itself: kornia's parameter generators pass
+                # `device=self.device` to every tensor they hand back, so one without it is a slip)
+                continue
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
                 call.node,
@@ -1309,6 +1317,7 @@ def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
 
 
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+_JOIN_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _JOINING)
 
 
 def _joining_calls(facts, fn: FunctionInfo, name: str):
@@ -1859,8 +1868,22 @@ class _UseScan(cst.CSTVisitor):
         self._index_depth += 1
         if isinstance(node.slice, cst.Index):
             # `x[torch.arange(b).unsqueeze(-1), idx]`: the factory under the reshaping is still a CPU index
-            self.indexing.update(id(part) for part in _shaping_chain(node.slice.value))
-            self.indexing.update(id(part) for part in _value_calls(node.slice.value))
+            joined = self._joined_with_device(node.slice.value)
+            self.indexing.update(id(part) for part in _shaping_chain(node.slice.value) if id(part) not in joined)
+            self.indexing.update(id(part) for part in _value_calls(node.slice.value) if id(part) not in joined)
+
+    def _joined_with_device(self, value: cst.BaseExpression) -> set[int]:
+        """Factories that an index joins with device values first: `gru_o[tuple(torch.stack((lengths - 1,
+        torch.arange(bs))))]` stacks a CPU arange with CUDA lengths, which raises before any indexing."""
+        out: set[int] = set()
+        for call in calls_within(value):
+            if (dotted_name(call.func) or "").rsplit(".", 1)[-1] not in _JOIN_NAMES or not call.args:
+                continue
+            sequence = call.args[0].value
+            parts = [e.value for e in sequence.elements] if isinstance(sequence, (cst.List, cst.Tuple)) else []
+            if any(self.device.touches(p) for p in parts):
+                out.update(id(c) for p in parts if not self.device.touches(p) for c in _value_calls(p))
+        return out
 
     def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
         self._index_depth -= 1
@@ -1871,8 +1894,8 @@ class _UseScan(cst.CSTVisitor):
                 "tensor" if id(node) in self._made_buffers  # a buffer of the model: it meets the input wherever it is read
                 else "derive" if id(node) in self._derive_reads
                 else "index" if self._index_depth
-                else "cpu" if self._cpu_side_depth or id(node) in self._host_arg_reads
                 else "return" if id(node) in self._returned
+                else "cpu" if self._cpu_side_depth or id(node) in self._host_arg_reads
                 else "index" if self._handed_to_indexing_helper(node)
                 else "host" if self._statements and not self._statements[-1].touches
                 else "tensor"
@@ -1929,10 +1952,17 @@ class _UseScan(cst.CSTVisitor):
                     self.guarded.add(id(part))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
+        if self._statements and self._statements[-1].always and isinstance(node.value, cst.Name):
+            self._returned.add(id(node.value))  # `return {"scale": scale, ...}`: handed back as it is
         self._cpu_side_depth += 1  # `log = {"p_loss": p_loss.detach().mean()}`: reported, never mixed
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._cpu_side_depth -= 1
+
+    def handed_back(self, name: str, made: cst.Call) -> bool:
+        """The tensor is returned as it is (`return scale`, `return {"scale": scale}`) after it is made."""
+        after = self.made_at.get(id(made), -1)
+        return any(at > after and kind == "return" for at, kind in self.uses.get(name, []))
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value
