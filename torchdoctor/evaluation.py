@@ -1093,6 +1093,8 @@ class Evaluation:
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use,
         or when the name holds plain code."""
+        if self.training.project is not None and self.training.project.writes_no_modes(self.facts):
+            return False  # rlpyt, mbrl-lib: nothing anywhere in the project acts on the mode
         if model.isidentifier():  # d2l's `net, loss = linreg, squared_loss`, read by a closure `eval_loss()`
             scope, at = call.function, call.context.order
             while scope.parent is not None and model not in scope.params and model not in scope.assigned_names():

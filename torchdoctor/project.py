@@ -11,6 +11,7 @@ invalidated when one of them changes.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ class ProjectIndex:
         self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
         self._callers: dict[tuple[Path, str], list] = {}
+        self._mode_free: dict[Path, tuple[bool, dict[Path, str]]] = {}  # project root -> (answer, files read)
 
     def root_for(self, path: Path) -> Path:
         folder = path.parent
@@ -358,6 +360,25 @@ class ProjectIndex:
             self._texts[root] = texts
         return self._texts[root]
 
+    def writes_no_modes(self, facts: FileFacts) -> bool:
+        """No file of the project writes anything that acts on train/eval mode (Dropout, BatchNorm,
+        spectral norm, RReLU, a transformer layer, a `self.training` test) or imports a model library
+        that could bring one (rlpyt, mbrl-lib): a model of a class we cannot trace there computes the
+        same in both modes. False when the project is unknown or too big to read. Every project file
+        is a dependency of the answer."""
+        if facts.path == "<string>":
+            return False
+        root = self.root_for(Path(facts.path).resolve())
+        if root not in self._mode_free:
+            texts = self._project_texts(root)
+            self._mode_free[root] = (
+                bool(texts) and not any(_MODE_TEXT.search(text) for _, text in texts),
+                {path: content_hash(text) for path, text in texts},
+            )
+        free, hashes = self._mode_free[root]
+        self.consulted.update(hashes)
+        return free
+
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
         """A class by the name used in `facts`: defined there, imported from the project, or
         reached through an imported project module (`import seq2seq_models as sm` ... `sm.Decoder`)."""
@@ -382,6 +403,15 @@ class ProjectIndex:
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
         return None
+
+
+# Text that shows a project can hold a layer acting on train/eval mode, or models from a library
+_MODE_TEXT = re.compile(
+    r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
+    r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
+    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
+    re.M,
+)
 
 
 def _bound_where(call, scopes: list | None) -> bool:
