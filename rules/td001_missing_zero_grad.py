@@ -216,6 +216,10 @@ def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_re
     info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
     if info is None or len(info.context.conditions) != loop.condition_depth or _skipped_before(loop, step.site):
         return None
+    if isinstance(step.node, cst.Call) and any(
+        a.keyword is not None and a.keyword.value in _STEP_FLAGS for a in step.node.args
+    ):
+        return None  # `loss_scaler(loss, optimizer, update_grad=(i + 1) % k == 0)`: the step waits for that test
     backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     for if_id, branch in reset_at:
         test = facts.if_tests.get(if_id)
@@ -225,6 +229,9 @@ def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_re
             continue
         return test
     return None
+
+
+_STEP_FLAGS = frozenset({"update_grad", "need_update", "update"})  # timm's NativeScaler: step only when true
 
 
 def _skipped_before(loop, site: cst.CSTNode) -> bool:

@@ -174,6 +174,9 @@ class TrainingFacts:
             if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
                 return "step", receiver
             return None
+        scaled = self.scaler_call_steps(call)
+        if scaled is not None:
+            return "step", scaled
         if m == "optimizer_step" and call.node.args:  # torch_xla's xm.optimizer_step(opt)
             target = dotted_name(call.node.args[0].value)
             return "step", self.canonical(target, fn)
@@ -190,6 +193,16 @@ class TrainingFacts:
         if m in ("add_", "sub_") and call.receiver and _base(call.receiver) in _grad_owners(call.node.args):
             return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
+
+    def scaler_call_steps(self, call: CallInfo) -> str | None:
+        """The optimizer that `loss_scaler(loss, optimizer, ...)` steps: timm's NativeScaler (used by DeiT,
+        MAE, BEiT, ConvNeXt) scales the loss, runs backward and steps the optimizer in one call."""
+        name = call.method or ""
+        if "scaler" not in name.lower() or name[:1].isupper() or (call.qualname or "").startswith("torch."):
+            return None
+        args = positional_args(call.node)
+        optimizer = dotted_name(args[1]) if len(args) > 1 else None
+        return self.canonical(optimizer, call.function) if optimizer and self.is_optimizer(optimizer) else None
 
     def _is_perturbation(self, name: str, fn: FunctionInfo) -> bool:
         """`delta = torch.zeros(b, 3, 32, 32).cuda()`: an adversarial perturbation the code makes itself,
@@ -238,6 +251,8 @@ class TrainingFacts:
         if kind is not None and not (in_step and kind[0] == "step"):
             target = _substitute(kind[1], subst)
             events.append(Event(kind[0], target, call.node, direct, site))
+            if kind[0] == "step" and self.scaler_call_steps(call) is not None:
+                events.append(Event("backward", None, call.node, direct, site))  # (the scaler's own backward)
         if depth <= 0:
             return
         in_step = in_step or (kind is not None and kind[0] == "step")
