@@ -348,8 +348,9 @@ class TensorCreatedInForward(Rule):
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
             ):
                 continue
-            # kornia's generators: a parameter handed back beside others placed with `device=`
-            handed = placed_siblings and target is not None and uses.handed_back(target, call.node)
+            # kornia's generators: a parameter handed back beside others placed with `device=`; a flow's
+            # log-determinant (`ldj = torch.zeros(b); return z, ldj`), which its caller adds to the CUDA ones
+            handed = (placed_siblings or bool(target and _ACCUMULATED_TERM.search(target))) and target is not None and uses.handed_back(target, call.node)
             if not handed and target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
                 continue
             if target is None and carrier is None and _saved_for_host_reads(fn, uses.callers_of(call.node), call.node):
@@ -1318,6 +1319,8 @@ def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
 
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 _JOIN_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _JOINING)
+# Per-sample terms a caller sums with its own: log-determinants of flows, log-densities, KL terms
+_ACCUMULATED_TERM = re.compile(r"^(ldj|log_?det\w*|logabsdet|log_?abs_?det\w*|log_?jac\w*|log_?probs?|log_?p|kl|kld|nll)$", re.I)
 
 
 def _joining_calls(facts, fn: FunctionInfo, name: str):
