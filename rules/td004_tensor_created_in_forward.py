@@ -457,7 +457,8 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
     if forward.node is None:
         return False
     if Path(facts.path).stem in ("transforms", "transform", "augmentations"):
-        return True
+        # (not a normalizing flow's `transforms.py`, whose layers hand back a log-determinant)
+        return not _returns_summed_term(forward)
     params = [p for p in forward.node.params.params if p.name.value not in ("self", "cls")]
     if not params or params[0].annotation is None:
         return False
@@ -491,6 +492,16 @@ def _returned_calls(fn: FunctionInfo) -> set[int]:
             if isinstance(part, cst.Call):
                 out.add(id(part))
     return out
+
+
+def _returns_summed_term(fn: FunctionInfo) -> bool:
+    """`return z, log_det`: fn hands back a per-sample term its caller sums (a flow layer)."""
+    for ret, _ in fn.returns:
+        value = ret.value
+        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        if any(isinstance(p, cst.Name) and _ACCUMULATED_TERM.search(p.value) for p in parts):
+            return True
+    return False
 
 
 def _factory_name(call) -> str | None:
