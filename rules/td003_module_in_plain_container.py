@@ -100,6 +100,11 @@ class ModuleInPlainContainer(Rule):
                     for loop in reversed(call.context.loops):
                         if isinstance(loop.node, cst.For) and names & set(loop.targets):
                             names |= names_in(loop.node.iter)
+                    # `module_list = sum(zip(self.layers, elus), ())[:-1]` then `nn.Sequential(*module_list)`
+                    # (FrEIA): a local built from lists just before registers what they hold
+                    names |= {n for a in call.function.assigns if a.targets and a.targets[0] in names and len(a.targets) == 1
+                              and "." not in a.targets[0] and a.value is not None and a.context.order < call.context.order
+                              for n in names_in(a.value)}
                     for name in names:
                         registering.setdefault(name, []).append(call)
             registered = set(registering)
