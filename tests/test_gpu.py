@@ -344,9 +344,23 @@ def _cpu_degrees_scattered_from_cuda_edges(x):
     return torch.zeros(4).scatter_add_(0, rows, x[:, 0, 0])  # DCRNN's node degrees
 
 
+def _zero_dim_in_where(x):
+    return torch.where(x > 0, x, torch.tensor(0.0))  # kornia's Otsu threshold: a 0-dim CPU fallback value
+
+
+def _cpu_log_det_accumulated(x):
+    total_logabsdet = torch.zeros(x.shape[0])  # normflows' Composite._cascade
+    total_logabsdet += x[:, 0, 0]
+    return total_logabsdet
+
+
+def _cuda_zero_dim_times_cpu_vector(x):
+    return x.sum() * torch.ones(x.shape[0])  # normflows' cached _Linear: a CUDA 0-dim log-det times CPU ones
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
+    [_zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int],
@@ -361,7 +375,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     [_cpu_onehot_mixed, _cpu_topk_values_mixed, _zero_dim_index_select, _stack_cpu_with_cuda, _accumulate_cuda_into_cpu,
      _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy, _zero_dim_stacked_with_cuda_losses,
      _cuda_values_cat_onto_empty_cpu_placeholder, _cpu_flags_read_at_cuda_indices, _cuda_values_put_into_cpu_tensor,
-     _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges],
+     _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges, _cpu_log_det_accumulated,
+     _cuda_zero_dim_times_cpu_vector],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
