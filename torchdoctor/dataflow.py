@@ -326,14 +326,15 @@ class DataFlow:
                     return found
         return None
 
-    def guard_rules_out(self, call: CallInfo, caller: "Dataflow", site: CallInfo) -> bool:
+    def guard_rules_out(self, call: CallInfo, caller: "DataFlow", site: CallInfo) -> bool:
         """The literal argument `site` passes makes a test around `call` false: PatchTST's
         `all_batches('train')` never reaches `elif type_ == 'predict': self.batch_predict()`.
-        `self` is the flow of call's file, `caller` the flow of the site's file."""
+        `self` is the flow of call's file, `caller` the flow of the site's file. (A parameter the
+        function assigns again is not what the caller passed.)"""
         fn = call.function
         for if_id, branch in call.context.branches:
             compared = _parameter_tested(self.facts.if_tests.get(if_id), fn.params)
-            if compared is None:
+            if compared is None or compared[0] in fn.assigned_names():
                 continue
             param, literals, equal = compared
             value = _literal(caller.argument_for(fn, param, site))

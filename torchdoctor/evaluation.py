@@ -79,7 +79,7 @@ _FACTORIES = frozenset({"zeros", "ones", "rand", "randn", "randint", "empty", "f
 _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
 # a package or module of data augmentations (kornia's `augmentation/container/augment.py`): modules that
 # transform data, with no weights or modes
-_AUGMENTATION_PATH = re.compile(r"(^|/)(augmentations?|transforms?)(/|\.py$)")
+_AUGMENTATION_PATH = re.compile(r"(^|/)augmentations?(/|\.py$)")
 # a library module of inference front ends: `espnet2.bin.asr_inference`, `transformers.pipelines`
 _INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
