@@ -238,24 +238,11 @@ def _skipped_before(loop, site: cst.CSTNode) -> bool:
     """mmf's accumulation: `if (idx + 1) % update_frequency: continue` ahead of `self._finish_update()`
     in the loop body, so the step waits for a test after all."""
     for statement in getattr(loop.node.body, "body", ()):
-        if _holds(statement, site):
+        if any(c is site for c in calls_within(statement)):
             return False
         if isinstance(statement, cst.If) and any(ends_in_jump(b) for b in (statement.body, statement.orelse) if b is not None):
             return True
     return False
-
-
-def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    found = []
-
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if n is node:
-                found.append(n)
-            return not found
-
-    tree.visit(_Finder())
-    return bool(found)
 
 
 def _warm_up_loop(loop) -> bool:

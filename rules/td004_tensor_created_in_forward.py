@@ -350,7 +350,9 @@ class TensorCreatedInForward(Rule):
                 continue
             # kornia's generators: a parameter handed back beside others placed with `device=`; a flow's
             # log-determinant (`ldj = torch.zeros(b); return z, ldj`), which its caller adds to the CUDA ones
-            handed = (placed_siblings or bool(target and _ACCUMULATED_TERM.search(target))) and target is not None and uses.handed_back(target, call.node)
+            handed = target is not None and (placed_siblings or bool(_ACCUMULATED_TERM.search(target))) and uses.handed_back(
+                target, call.node
+            )
             if not handed and target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
                 continue
             if target is None and carrier is None and _saved_for_host_reads(fn, uses.callers_of(call.node), call.node):
@@ -482,26 +484,25 @@ def _input_taken_to_host(fn: FunctionInfo) -> bool:
     return False
 
 
+def _returned_parts(ret: cst.Return) -> list[cst.BaseExpression]:
+    """What a return statement hands back, element by element: `return z, log_det` -> [z, log_det]."""
+    value = ret.value
+    if value is None:
+        return []
+    return [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+
+
 def _returned_calls(fn: FunctionInfo) -> set[int]:
     """The calls a return statement hands back as they are: `return torch.from_numpy(pts), desc`."""
-    out = set()
-    for ret, _ in fn.returns:
-        value = ret.value
-        for part in value.elements if isinstance(value, cst.Tuple) else [value] if value is not None else []:
-            part = part.value if isinstance(part, cst.Element) else part
-            if isinstance(part, cst.Call):
-                out.add(id(part))
-    return out
+    return {id(part) for ret, _ in fn.returns for part in _returned_parts(ret) if isinstance(part, cst.Call)}
 
 
 def _returns_summed_term(fn: FunctionInfo) -> bool:
     """`return z, log_det`: fn hands back a per-sample term its caller sums (a flow layer)."""
-    for ret, _ in fn.returns:
-        value = ret.value
-        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        if any(isinstance(p, cst.Name) and _ACCUMULATED_TERM.search(p.value) for p in parts):
-            return True
-    return False
+    return any(
+        isinstance(part, cst.Name) and _ACCUMULATED_TERM.search(part.value)
+        for ret, _ in fn.returns for part in _returned_parts(ret)
+    )
 
 
 def _factory_name(call) -> str | None:

@@ -438,29 +438,31 @@ class TrainingFacts:
         found = lookup_class(self.project, facts, name) if name else None
         return found is not None and self.is_stateless_module_class(found[0], found[1], depth + 1)
 
-    def _builder_returns(self, called: str) -> list[cst.BaseExpression] | None:
-        """What a builder method of a class of this file returns (named locals followed to their value):
-        `MultiLabelDecoder.get_mlp(...)`, `BiLSTM.LSTM(...)` (a static builder), or `self.build_layer(i)`
-        (here or in a base class). None when `called` names no such method."""
+    def _builder_methods(self, called: str) -> list[FunctionInfo] | None:
+        """The builder methods of this file's classes that `called` names: `MultiLabelDecoder.get_mlp`,
+        `BiLSTM.LSTM` (a static builder), or `self.build_layer` (here or in a base class). None when
+        `called` names no such method."""
         head, _, method = called.partition(".")
         if head in self.facts.classes and method in self.facts.classes[head].methods:
-            methods = [self.facts.classes[head].methods[method]]
-        elif head == "self" and method and "." not in method:
-            methods = [c.methods[method] for c in self.facts.classes.values() if method in c.methods]
-        else:
+            return [self.facts.classes[head].methods[method]]
+        if head == "self" and method and "." not in method:
+            return [c.methods[method] for c in self.facts.classes.values() if method in c.methods]
+        return None
+
+    def _builder_returns(self, called: str) -> list[cst.BaseExpression] | None:
+        """What those builder methods return, named locals followed to their value (`encoder_layer =
+        nn.ModuleList([...]); return encoder_layer`)."""
+        methods = self._builder_methods(called)
+        if methods is None:
             return None
-        # (returning a named local: `encoder_layer = nn.ModuleList([...]); return encoder_layer`)
         return [_named_value(m, r.value) for m in methods for r, _ in m.returns if r.value is not None]
 
     def builds_module_at(self, node: cst.BaseExpression, index: int) -> bool:
         """`res2, channels = self.make_stage(...)`: element `index` of what a builder method returns
         (`stage = Block(...)`, then `return stage, out_channels`) is a module."""
         called = dotted_name(node.func) if isinstance(node, cst.Call) else None
-        head, _, method = (called or "").partition(".")
-        if head != "self" or not method or "." in method:
-            return False
-        returns = [(m, r.value) for c in self.facts.classes.values() if method in c.methods
-                   for m in [c.methods[method]] for r, _ in m.returns if r.value is not None]
+        methods = self._builder_methods(called) if called and called.startswith("self.") else None
+        returns = [(m, r.value) for m in methods or () for r, _ in m.returns if r.value is not None]
         return bool(returns) and all(
             isinstance(v, cst.Tuple) and index < len(v.elements)
             and self.constructs_module(_named_value(m, v.elements[index].value), 1)
