@@ -48,7 +48,7 @@ class ProjectIndex:
         self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
         self._callers: dict[tuple[Path, str], list] = {}
-        self._mode_free: dict[Path, tuple[bool, dict[Path, str]]] = {}  # project root -> (answer, files read)
+        self._mode_free: dict[Path, tuple[bool, dict[Path, str]]] = {}  # project root -> (answer, files it rests on)
 
     def root_for(self, path: Path) -> Path:
         folder = path.parent
@@ -364,17 +364,17 @@ class ProjectIndex:
         """No file of the project writes anything that acts on train/eval mode (Dropout, BatchNorm,
         spectral norm, RReLU, a transformer layer, a `self.training` test) or imports a model library
         that could bring one (rlpyt, mbrl-lib): a model of a class we cannot trace there computes the
-        same in both modes. False when the project is unknown or too big to read. Every project file
-        is a dependency of the answer."""
+        same in both modes. False when the project is unknown or too big to read. The files the answer
+        rests on are recorded for the result cache."""
         if facts.path == "<string>":
             return False
         root = self.root_for(Path(facts.path).resolve())
         if root not in self._mode_free:
             texts = self._project_texts(root)
-            self._mode_free[root] = (
-                bool(texts) and not any(_MODE_TEXT.search(text) for _, text in texts),
-                {path: content_hash(text) for path, text in texts},
-            )
+            # (a "no" rests on one file that shows a mode; a "yes" on every file of the project)
+            showing = next(((path, text) for path, text in texts if _MODE_TEXT.search(text)), None)
+            read = [showing] if showing is not None else texts
+            self._mode_free[root] = (bool(texts) and showing is None, {path: content_hash(text) for path, text in read})
         free, hashes = self._mode_free[root]
         self.consulted.update(hashes)
         return free
