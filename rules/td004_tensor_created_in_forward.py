@@ -484,24 +484,24 @@ def _input_taken_to_host(fn: FunctionInfo) -> bool:
     return False
 
 
-def _returned_parts(ret: cst.Return) -> list[cst.BaseExpression]:
-    """What a return statement hands back, element by element: `return z, log_det` -> [z, log_det]."""
-    value = ret.value
+def _returned_parts(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """What a return statement hands back, element by element: `return z, log_det` -> [z, log_det]
+    (not what a starred element unpacks)."""
     if value is None:
         return []
-    return [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return [e.value for e in value.elements if isinstance(e, cst.Element)] if isinstance(value, cst.Tuple) else [value]
 
 
 def _returned_calls(fn: FunctionInfo) -> set[int]:
     """The calls a return statement hands back as they are: `return torch.from_numpy(pts), desc`."""
-    return {id(part) for ret, _ in fn.returns for part in _returned_parts(ret) if isinstance(part, cst.Call)}
+    return {id(part) for ret, _ in fn.returns for part in _returned_parts(ret.value) if isinstance(part, cst.Call)}
 
 
 def _returns_summed_term(fn: FunctionInfo) -> bool:
     """`return z, log_det`: fn hands back a per-sample term its caller sums (a flow layer)."""
     return any(
         isinstance(part, cst.Name) and _ACCUMULATED_TERM.search(part.value)
-        for ret, _ in fn.returns for part in _returned_parts(ret)
+        for ret, _ in fn.returns for part in _returned_parts(ret.value)
     )
 
 
@@ -745,7 +745,7 @@ def _moved_attribute(fn: FunctionInfo, attribute: str) -> bool:
     """fn reassigns the attribute moved: `self.rel_indices = self.rel_indices.to(device)`."""
     return any(
         a.targets == (attribute,) and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
-        and a.value.func.attr.value in ("to", "cuda", "type_as") and dotted_name(a.value.func.value) == attribute
+        and a.value.func.attr.value in _MOVES - {"copy_"} and dotted_name(a.value.func.value) == attribute
         for a in fn.assigns
     )
 
@@ -1983,9 +1983,7 @@ class _UseScan(cst.CSTVisitor):
         value = node.value
         if isinstance(value, cst.Call) and dotted_name(value.func) in ("tuple", "list") and len(value.args) == 1:
             value = value.args[0].value  # `return tuple(ret)`: the same elements, handed back
-        values = value.elements if isinstance(value, cst.Tuple) else [value]
-        for v in values:
-            v = v.value if isinstance(v, cst.Element) else v
+        for v in _returned_parts(value):
             if isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name):
                 v = v.value  # `return ret[0]`: a part of it, handed back as it is
             if isinstance(v, cst.Name):
