@@ -268,6 +268,7 @@ class TensorCreatedInForward(Rule):
             _factory_name(c) and (d := keyword_arg(c.node, "device")) is not None and not _is_cpu(d.value) for c in fn.calls
         )
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
+        cuda_default = ctx.project is not None and ctx.project.sets_cuda_default(ctx.facts)
         for call in fn.calls:
             if id(call.node) in defaults:
                 continue
@@ -309,6 +310,8 @@ class TensorCreatedInForward(Rule):
                         "with the model on a GPU the first op mixing it with the input raises; use the input's device",
                     )
                 continue
+            if cuda_default:
+                continue  # the project makes CUDA the default device of new tensors
             if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
                 if problem is not None and not (device_aware or id(call.node) in uses.moved):
@@ -353,6 +356,13 @@ class TensorCreatedInForward(Rule):
             handed = target is not None and (placed_siblings or bool(_ACCUMULATED_TERM.search(target))) and uses.handed_back(
                 target, call.node
             )
+            verdict = (
+                _callers_verdict(ctx.facts, fn, target, self.scan_of)
+                if forward is None and target is not None and not handed and uses.handed_back(target, call.node) else None
+            )
+            if verdict == "placed":
+                continue
+            handed = handed or verdict == "met"
             if not handed and target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
                 continue
             if target is None and carrier is None and _saved_for_host_reads(fn, uses.callers_of(call.node), call.node):
@@ -362,8 +372,6 @@ class TensorCreatedInForward(Rule):
                 and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier), after=carrier != target)
             ):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
-            if forward is None and target is not None and _moved_by_callers(ctx.facts, fn, target, self.scan_of):
-                continue
             if target is None and carrier is None and uses.made_on_host(call.node):
                 continue  # `if self.training and torch.rand(1) < p:`: a statement that meets nothing on the device
             if carrier and not handed and uses.made_on_host(call.node) and uses.only_cpu_side(carrier, call.node):
@@ -797,26 +805,35 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
     return True
 
 
-def _moved_by_callers(facts, helper: FunctionInfo, target: str, scan_of) -> bool:
-    """`y_true, mask = self.get_target(...)` then `y_true = y_true.type_as(x)`: the helper builds its
-    targets on the host and every caller moves the one it returns before it meets the device."""
+def _callers_verdict(facts, helper: FunctionInfo, target: str, scan_of) -> str | None:
+    """How the callers of a helper in this file use the tensor it hands back as `target`: "placed" when
+    each moves it before it meets the device (`y_true, mask = self.get_target(...)` then `y_true =
+    y_true.type_as(x)`) or uses it only as a forward may use a CPU tensor (torchdyn's `x, t_span =
+    self._prep_integration(x, t_span)`, handed on to a solver that places it); "met" when one mixes it
+    with device values; None when the callers or the returned position are not known."""
     positions = {
-        i for ret, _ in helper.returns if isinstance(ret.value, cst.Tuple)
-        for i, e in enumerate(ret.value.elements) if dotted_name(e.value) == target
+        i if isinstance(ret.value, cst.Tuple) else None for ret, _ in helper.returns if ret.value is not None
+        for i, e in (enumerate(ret.value.elements) if isinstance(ret.value, cst.Tuple) else [(None, ret)])
+        if dotted_name(e.value) == target
     }
     if len(positions) != 1:
-        return False
+        return None
     position = positions.pop()
     sites = [c for c in facts.calls_of(helper) if c.receiver == "self"]
+    if not sites:
+        return None
     for site in sites:
         assigned = next((a for a in site.function.assigns if a.value is site.node), None)
-        if assigned is None or len(assigned.targets) <= position:
-            return False
-        name = assigned.targets[position]
+        if assigned is None or len(assigned.targets) <= (position or 0) or (position is None) != (len(assigned.targets) == 1):
+            return None
+        name = assigned.targets[position or 0]
         scan = scan_of(site.function)
-        if name not in scan.moved_names or scan.met_before_moved(site.node, name):
-            return False
-    return bool(sites)
+        if name in scan.moved_names and not scan.met_before_moved(site.node, name):
+            continue
+        if scan.only_cpu_side(name, site.node) or not scan.read_after(name, site.node):
+            continue
+        return "met"
+    return "placed"
 
 
 def _device_movers(facts) -> dict[str, set[str]]:
@@ -1613,6 +1630,15 @@ class _UseScan(cst.CSTVisitor):
                     for part in _value_calls(arg.value):
                         self.targets[id(part)] = a.targets[0]
         self._tracked = set(self.targets.values())
+        # `x, t_span = self._prep_integration(x, t_span)`: what a helper hands back is judged here, by its use
+        self.helper_results: set[int] = set()
+        owner = fn.self_class()
+        methods = owner.methods if owner is not None else {}
+        for a in fn.assigns:
+            callee = dotted_name(a.value.func) if isinstance(a.value, cst.Call) else None
+            if callee and callee.startswith("self.") and callee[5:] in methods:
+                self.helper_results.add(id(a.value))
+                self._tracked.update(t for t in a.targets if t.isidentifier())
         self._assign_info = {id(a.node): a for a in fn.assigns}
         self.rebound: dict[str, list[tuple[int, AssignInfo]]] = {}  # name -> (when, assignment) for each fresh value
         # Names that hold a tracked tensor after reshaping, selection or an in-place fill:
@@ -1869,6 +1895,9 @@ class _UseScan(cst.CSTVisitor):
 
     def leave_Call(self, original_node: cst.Call) -> None:
         self.call_tick[id(original_node)] = self._tick  # its own arguments (`from_numpy(window_sum)`) are read by now
+        if id(original_node) in self.helper_results:
+            self._tick += 1
+            self.made_at[id(original_node)] = self._tick  # what it hands back exists from here on
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth -= 1
 
@@ -1959,6 +1988,13 @@ class _UseScan(cst.CSTVisitor):
         node.value.visit(self)
         return False  # `self.keep` is no read of a local `keep`
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`if t_span is None:`: an identity test reads no data."""
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
+            self._host_arg_reads.update(
+                id(part) for part in (node.left, *(c.comparator for c in node.comparisons)) if isinstance(part, cst.Name)
+            )
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`w = w.cuda() if magnitude.is_cuda else w`: the author chose the device."""
         if _tests_device(node.test):
@@ -1973,6 +2009,10 @@ class _UseScan(cst.CSTVisitor):
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._cpu_side_depth -= 1
+
+    def read_after(self, name: str, made: cst.CSTNode) -> bool:
+        after = self.made_at.get(id(made), -1)
+        return any(at > after for at, _ in self.uses.get(name, []))
 
     def handed_back(self, name: str, made: cst.Call) -> bool:
         """The tensor is returned as it is (`return scale`, `return {"scale": scale}`) after it is made."""

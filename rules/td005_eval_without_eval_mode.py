@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
+from torchdoctor.mode_methods import forgotten_by_eval_method
 from torchdoctor.rule import Rule
 
 
@@ -64,6 +65,7 @@ class EvalWithoutEvalMode(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
+        found_in_class: set[tuple[int, str]] = set()  # (class, model) pairs reported at their runs
         for eval_pass in evaluation.passes:
             reported = set()
             for run in eval_pass.model_calls:
@@ -75,6 +77,9 @@ class EvalWithoutEvalMode(Rule):
                 if not evaluation.may_change_with_mode(call, run.model):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
                 reported.update((model, id(call.node)))
+                owner = call.function.self_class()
+                if owner is not None:
+                    found_in_class.add((id(owner), model))
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
                 undone = evaluation.switched_back_by(model, call)
                 if undone is not None:
@@ -89,4 +94,24 @@ class EvalWithoutEvalMode(Rule):
                     call.node,
                     f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "
                     f"spectral norm act as in training; call `{model}.eval()` first (and `.train()` after)",
+                )
+        yield from self._check_mode_methods(ctx, found_in_class)
+
+    @staticmethod
+    def _check_mode_methods(ctx, found_in_class):
+        """A wrapper's own `eval()` that forgets a network its `train()` switches (AttGAN's `self.G`),
+        unless a run of that network in the class was reported already."""
+        for cls in ctx.facts.all_classes:
+            if ctx.training.is_module_class(ctx.facts, cls):
+                continue  # nn.Module's own train()/eval() reach every submodule through super()
+            for switch in forgotten_by_eval_method(cls):
+                if any((id(cls), r) in found_in_class for r in switch.forgotten):
+                    continue
+                missing = ", ".join(f"'{r}'" for r in switch.forgotten)
+                first = switch.forgotten[0]
+                yield ctx.report(
+                    switch.eval_method.node.name,
+                    f"`{cls.name}.{switch.eval_method.name}()` does not switch {missing} to eval mode, though "
+                    f"`{switch.train_method.name}()` switches it to training mode: evaluation that calls "
+                    f"`{switch.eval_method.name}()` runs it with Dropout and BatchNorm as in training; add `{first}.eval()`",
                 )

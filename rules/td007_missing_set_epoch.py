@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.evaluation import is_no_grad_name
+from torchdoctor.decorators import is_no_grad_name
 from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, is_test_module, keyword_arg
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchdoctor.evaluation import is_no_grad_name
+from torchdoctor.decorators import is_no_grad_name
 from torchdoctor.rule import Rule
 
 

@@ -7,6 +7,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchdoctor.dataflow import DataFlow
+from torchdoctor.decorators import resolve_no_grad_decorators
 from torchdoctor.evaluation import Evaluation
 from torchdoctor.facts import FileFacts
 from torchdoctor.project import ProjectIndex
@@ -20,6 +21,7 @@ class LintContext:
         self.project = project
         if project is not None:
             project.inherit_star_imports(facts)
+        resolve_no_grad_decorators(facts, project)
 
     @cached_property
     def training(self) -> TrainingFacts:

@@ -1018,9 +1018,9 @@ def _forward_hands_input_to_cross_entropy(facts, cls) -> bool:
     if forward is None or len(forward.params) < 2:
         return False
     first = forward.params[1]
-    own = {  # `self.ce = nn.CrossEntropyLoss()` in __init__
-        t for m in cls.methods.values() for a in m.assigns if isinstance(a.value, cst.Call)
-        and facts.qualify(a.value.func) in _LOGIT_TAKERS for t in a.targets if t.startswith("self.")
+    own = {  # `self.ce = nn.CrossEntropyLoss()` in __init__ (or `nn.CrossEntropyLoss().cuda()`: Pixel2Mesh)
+        t for m in cls.methods.values() for a in m.assigns if isinstance(under_moves(a.value), cst.Call)
+        and facts.qualify(under_moves(a.value).func) in _LOGIT_TAKERS for t in a.targets if t.startswith("self.")
     }
     for c in forward.calls:
         if c.node.args and _reshaped_from(c.node.args[0].value, first) and (c.qualname in _LOGIT_TAKERS or c.dotted in own):

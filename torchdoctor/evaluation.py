@@ -17,6 +17,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
+from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
 from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
@@ -84,7 +85,6 @@ _AUGMENTATION_PATH = re.compile(r"(^|/)augmentations?(/|\.py$)")
 _INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 _CALLBACK_RUNNER = re.compile(r"^(forward\w*|\w*step|predict\w*|infer\w*|run\w*)_(fn|func|function)$")
-_NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
 @dataclass(frozen=True)
@@ -104,10 +104,6 @@ class EvalPass:
     by_name: bool  # a validate/evaluate/... function, or one that evals its model and runs it per batch
     # (else a no_grad block over a loader, judged only for the mode)
     needs_grad: bool = False  # an adversarial evaluation: backward to the input, no step; judged only for the mode
-
-
-def is_no_grad_name(name: str | None) -> bool:
-    return bool(name) and name.rsplit(".", 1)[-1].endswith(_NO_GRAD_WORDS)  # YOLOv5's `smart_inference_mode`
 
 
 def uses_other_framework(facts) -> bool:
@@ -258,7 +254,7 @@ class Evaluation:
                 continue  # `@torch.no_grad() def __call__(self, state)` of an RL agent: acting while training, not an evaluation
             # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
             # wraps detect.py's `run`, whose model comes from a loader that switches it to eval itself)
-            if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in _NO_GRAD_WORDS for d in fn.decorators):
+            if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in NO_GRAD_WORDS for d in fn.decorators):
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 # (captum's `train_and_eval`: `self.lm.fit(loader)` then `self.lm(x_test)` trains the model it scores)
                 calls = tuple(r for r in calls if not any(c.method == "fit" and c.receiver == r.model for c in fn.calls))

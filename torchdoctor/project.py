@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchdoctor.decorators import resolve_no_grad_decorators
 from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file
 from torchdoctor.results import content_hash
 from torchdoctor.sources import read_source
@@ -48,7 +49,8 @@ class ProjectIndex:
         self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
         self._callers: dict[tuple[Path, str], list] = {}
-        self._mode_free: dict[Path, tuple[bool, dict[Path, str]]] = {}  # project root -> (answer, files it rests on)
+        # (project root, pattern) -> (whether a file shows it, the files the answer rests on)
+        self._text_answers: dict[tuple[Path, str], tuple[bool | None, dict[Path, str]]] = {}
 
     def root_for(self, path: Path) -> Path:
         folder = path.parent
@@ -60,6 +62,8 @@ class ProjectIndex:
         path = path.resolve()
         if path not in self._facts:
             self._facts[path] = _parse_quietly(path)
+            if self._facts[path] is not None:
+                resolve_no_grad_decorators(self._facts[path], self)
         facts = self._facts[path]
         if facts is not None:
             self.consulted[path] = content_hash(facts.source)
@@ -346,7 +350,11 @@ class ProjectIndex:
 
             texts: list[tuple[Path, str]] = []
             for folder, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_FOLDERS and not d.startswith("."))
+                # (a folder with a marker of its own is another project: a fixture, a vendored package)
+                dirnames[:] = sorted(
+                    d for d in dirnames if d not in SKIPPED_FOLDERS and not d.startswith(".")
+                    and not any(Path(folder, d, marker).exists() for marker in PROJECT_MARKERS)
+                )
                 for name in sorted(filenames):
                     if name.endswith(".py"):
                         path = Path(folder, name).resolve()
@@ -364,20 +372,47 @@ class ProjectIndex:
         """No file of the project writes anything that acts on train/eval mode (Dropout, BatchNorm,
         spectral norm, RReLU, a transformer layer, a `self.training` test) or imports a model library
         that could bring one (rlpyt, mbrl-lib): a model of a class we cannot trace there computes the
-        same in both modes. False when the project is unknown or too big to read. The files the answer
-        rests on are recorded for the result cache."""
+        same in both modes. False when the project is unknown or too big to read."""
+        return self._some_file_shows(facts, _MODE_TEXT) is False
+
+    def sets_cuda_default(self, facts: FileFacts) -> bool:
+        """Some file of the project makes CUDA the default device of new tensors
+        (`torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`),
+        as NeuS and YOLACT do before training: a factory without `device=` then lands on the GPU."""
         if facts.path == "<string>":
             return False
         root = self.root_for(Path(facts.path).resolve())
-        if root not in self._mode_free:
+        key = (root, "<cuda default>")
+        if key not in self._text_answers:
             texts = self._project_texts(root)
-            # (a "no" rests on one file that shows a mode; a "yes" on every file of the project)
-            showing = next(((path, text) for path, text in texts if _MODE_TEXT.search(text)), None)
+            # (the text only picks the files to parse: a docstring that names the call sets nothing)
+            showing = next(
+                ((path, text) for path, text in texts if _CUDA_DEFAULT_TEXT.search(text) and _calls_cuda_default(self.facts_for_path(path))),
+                None,
+            )
             read = [showing] if showing is not None else texts
-            self._mode_free[root] = (bool(texts) and showing is None, {path: content_hash(text) for path, text in read})
-        free, hashes = self._mode_free[root]
+            self._text_answers[key] = (showing is not None, {path: content_hash(text) for path, text in read})
+        answer, hashes = self._text_answers[key]
         self.consulted.update(hashes)
-        return free
+        return bool(answer)
+
+    def _some_file_shows(self, facts: FileFacts, pattern: re.Pattern) -> bool | None:
+        """Whether a file of the project matches `pattern`; None when the project is unknown or too big
+        to read. The files the answer rests on are recorded for the result cache: a "yes" rests on the
+        first file that shows it, a "no" on every file of the project."""
+        if facts.path == "<string>":
+            return None
+        root = self.root_for(Path(facts.path).resolve())
+        key = (root, pattern.pattern)
+        if key not in self._text_answers:
+            texts = self._project_texts(root)
+            showing = next(((path, text) for path, text in texts if pattern.search(text)), None)
+            read = [showing] if showing is not None else texts
+            answer = (showing is not None) if texts else None
+            self._text_answers[key] = (answer, {path: content_hash(text) for path, text in read})
+        answer, hashes = self._text_answers[key]
+        self.consulted.update(hashes)
+        return answer
 
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
         """A class by the name used in `facts`: defined there, imported from the project, or
@@ -406,6 +441,23 @@ class ProjectIndex:
 
 
 # Text that shows a project can hold a layer acting on train/eval mode, or models from a library
+def _calls_cuda_default(facts: FileFacts | None) -> bool:
+    """`torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`."""
+    if facts is None:
+        return False
+    for call in facts.calls:
+        if call.qualname in ("torch.set_default_tensor_type", "torch.set_default_device") and call.node.args:
+            arg = call.node.args[0].value
+            text = arg.evaluated_value if isinstance(arg, cst.SimpleString) else facts.module.code_for_node(arg)
+            if "cuda" in str(text):
+                return True
+    return False
+
+
+_CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
+    r"^[^#\n]*(set_default_tensor_type\(\s*['\"]?torch\.cuda\.|set_default_device\(\s*(['\"]cuda|torch\.device\(\s*['\"]cuda))",
+    re.M,
+)
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
     r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"

@@ -61,6 +61,7 @@ MODULE_BASES = {
     "lightning.pytorch.LightningModule",
     "lightning.pytorch.core.LightningModule",
     "pl.LightningModule",
+    "torch.jit.ScriptModule",  # a subclass of nn.Module (YOLACT's `ScriptModuleWrapper`)
 }
 # nn.Module base classes of libraries whose code is not in the project
 _LIBRARY_MODULE_BASE = re.compile(r"^(allennlp\.(models|modules)\.[\w.]*[A-Z]\w*|transformers\.([\w.]+\.)?\w*PreTrainedModel)$")
@@ -567,18 +568,23 @@ class TrainingFacts:
         for a in facts.module_function.assigns:
             if a.targets != (written,) or a.value is None:
                 continue
-            name = dotted_name(a.value)
-            if not name or name == written:
-                continue
-            q = facts.qualify(a.value) or ""
-            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or _LAYER_CLASS_NAME.search(name):
-                return True
-            found = facts.classes.get(name) or (self.project.find_class(facts, name) if self.project is not None else None)
-            if isinstance(found, ClassInfo) and self.is_module_class(facts, found, depth + 1):
-                return True
-            if isinstance(found, tuple) and self.is_module_class(found[0], found[1], depth + 1):
+            # (`ScriptModuleWrapper = torch.jit.ScriptModule if use_jit else nn.Module`: either is a module class)
+            alternatives = _class_alternatives(a.value) if isinstance(a.value, cst.IfExp) else [a.value]
+            if alternatives and all(self._names_module_class(facts, alt, written, depth) for alt in alternatives):
                 return True
         return False
+
+    def _names_module_class(self, facts: FileFacts, value: cst.BaseExpression, written: str, depth: int) -> bool:
+        name = dotted_name(value)
+        if not name or name == written:
+            return False
+        q = facts.qualify(value) or ""
+        if q in MODULE_BASES or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or _LAYER_CLASS_NAME.search(name):
+            return True
+        found = facts.classes.get(name) or (self.project.find_class(facts, name) if self.project is not None else None)
+        if isinstance(found, ClassInfo):
+            return self.is_module_class(facts, found, depth + 1)
+        return isinstance(found, tuple) and self.is_module_class(found[0], found[1], depth + 1)
 
     def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
         """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""

@@ -1,0 +1,61 @@
+"""Decorators a project writes itself, read for what they do to the functions they wrap.
+
+`@make_nograd_func` (MVSNet) wraps its function in `with torch.no_grad():`. The rules ask one question
+of a decorator, `is_no_grad_name`; rather than teach each of them to follow project code, the lint
+context resolves such decorators once per file and records the effect as `torch.no_grad`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from torchdoctor.facts import FileFacts, FunctionInfo, dotted_name
+
+NO_GRAD_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
+RESOLVED_NO_GRAD = "torch.no_grad"
+
+
+def is_no_grad_name(name: str | None) -> bool:
+    return bool(name) and name.rsplit(".", 1)[-1].endswith(NO_GRAD_WORDS)  # YOLOv5's `smart_inference_mode`
+
+
+def wraps_in_no_grad(fn: FunctionInfo) -> bool:
+    """`def deco(func): def wrapper(*a, **k): with torch.no_grad(): return func(*a, **k); return wrapper`,
+    or `return torch.no_grad()(func)`: every call of the decorated function runs with gradients off."""
+    if fn.node is None or not fn.params:
+        return False
+    wrapped = fn.params[0]
+    returned = {dotted_name(ret.value) for ret, _ in fn.returns if ret.value is not None}
+    for name, inner in fn.nested.items():
+        if name in returned and any(
+            c.dotted == wrapped and any(is_no_grad_name(w) for w in c.context.withs) for c in inner.calls
+        ):
+            return True
+    return any(
+        isinstance(ret.value, cst.Call) and isinstance(ret.value.func, cst.Call)
+        and is_no_grad_name(dotted_name(ret.value.func.func))
+        and [dotted_name(a.value) for a in ret.value.args] == [wrapped]
+        for ret, _ in fn.returns
+    )
+
+
+def resolve_no_grad_decorators(facts: FileFacts, project=None) -> None:
+    """Add `torch.no_grad` to the decorators of every function wrapped by a no-grad decorator of this
+    file or of another file of the project. Idempotent."""
+    verdicts: dict[str, bool] = {}
+
+    def disables_grad(name: str) -> bool:
+        if name not in verdicts:
+            found = facts.toplevel_functions.get(name)
+            if found is None and project is not None and facts.path != "<string>" and Path(facts.path).suffix == ".py":
+                other = project.function_named(facts, name)
+                found = other[1] if other is not None else None
+            verdicts[name] = found is not None and wraps_in_no_grad(found)
+        return verdicts[name]
+
+    for fn in facts.functions:
+        if fn.decorators and RESOLVED_NO_GRAD not in fn.decorators and any(
+            d and not is_no_grad_name(d) and disables_grad(d) for d in fn.decorators
+        ):
+            fn.decorators = (*fn.decorators, RESOLVED_NO_GRAD)

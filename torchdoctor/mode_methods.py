@@ -1,0 +1,65 @@
+"""A class's own pair of mode switches: `def train(self)` and `def eval(self)` on a trainer or a GAN
+wrapper that holds several networks (AttGAN's `self.G`, `self.D`; d3rlpy's `Modules.set_train` and
+`set_eval`). Evaluation code calls the wrapper's `eval()` and trusts it to switch every network that
+`train()` switches; one it forgets runs the evaluation in training mode."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchdoctor.facts import ClassInfo, FunctionInfo
+
+_MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$")
+
+
+@dataclass(frozen=True)
+class ForgottenSwitch:
+    eval_method: FunctionInfo
+    train_method: FunctionInfo
+    forgotten: tuple[str, ...]  # receivers `train()` switches to training mode and `eval()` leaves there
+    switched: tuple[str, ...]  # receivers `eval()` does switch
+
+
+def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
+    """Each eval-named method of cls that switches fewer networks to eval mode than its train-named twin
+    switches to training mode. A method that delegates to another method of the class (`self.train(False)`,
+    `self._set_mode("eval")`) is not judged: what it switches is not written in it."""
+    found = []
+    for name, method in cls.methods.items():
+        match = _MODE_METHOD.match(name)
+        if match is None or match.group(2) != "eval":
+            continue
+        twin = cls.methods.get(f"{match.group(1) or ''}train{match.group(3) or ''}")
+        if twin is None or _delegates(method) or _delegates(twin):
+            continue
+        to_train = _switched(twin, to_eval=False)
+        to_eval = _switched(method, to_eval=True)
+        forgotten = tuple(r for r in to_train if r not in to_eval)
+        if to_train and forgotten:
+            found.append(ForgottenSwitch(method, twin, forgotten, tuple(to_eval)))
+    return found
+
+
+def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
+    """The receivers the method switches: `x.eval()` / `x.train(False)` to eval, `x.train()` /
+    `x.train(True)` / `x.train(mode)` to training."""
+    out: list[str] = []
+    for call in method.calls:
+        if not call.receiver or call.receiver in ("self", "super()") or call.method not in ("train", "eval"):
+            continue
+        args = call.node.args
+        false = bool(args) and isinstance(args[0].value, cst.Name) and args[0].value.value == "False"
+        goes_to_eval = call.method == "eval" or false
+        if goes_to_eval == to_eval and call.receiver not in out:
+            out.append(call.receiver)
+    return out
+
+
+def _delegates(method: FunctionInfo) -> bool:
+    return any(
+        call.receiver in ("self", "super()") or (call.dotted or "").startswith("super().")
+        for call in method.calls
+    )
