@@ -259,7 +259,7 @@ class TensorCreatedInForward(Rule):
         if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
-        gpu_only = gpu_only or _runs_cuda_kernel(fn)
+        gpu_only = gpu_only or _runs_cuda_kernel(fn) or _hands_buffers_to_extension(ctx, fn)
         defaults = _calls_in_defaults(fn)  # `def forward(ctx, boxes, k=torch.tensor([100]))`: made once, at definition
         # kornia's `CV2SIFT`: the forward takes its input to the host for OpenCV and hands back tensors
         # made from the results, on the host by design
@@ -420,6 +420,28 @@ def _runs_cuda_kernel(fn: FunctionInfo) -> bool:
         not (c.qualname or "").startswith("torch.") and _CUDA_KERNEL.search((c.dotted or "").rsplit(".", 1)[-1])
         for c in fn.calls
     )
+
+
+_PYTHON_LIBRARIES = frozenset({"torch", "numpy", "np", "math", "scipy", "cv2", "random", "time", "os", "sys"})
+
+
+def _hands_buffers_to_extension(ctx, fn: FunctionInfo) -> bool:
+    """`import chamfer` ... `chamfer.forward(xyz1, xyz2, dist1, dist2, idx1, idx2)` in an autograd
+    Function (Pixel2Mesh): the work is a compiled extension that is no module of the project, and the
+    buffers it fills are moved to where that kernel runs. Its device is the extension's, not ours."""
+    cls = fn.self_class()
+    if cls is None or "torch.autograd.Function" not in cls.bases or ctx.facts.path == "<string>":
+        return False
+    for call in fn.calls:
+        head = (call.dotted or "").split(".", 1)[0]
+        imported = ctx.facts.imported.get(head)
+        if call.dotted == head or imported is None or imported.name is not None or head in _PYTHON_LIBRARIES:
+            continue
+        if imported.module.split(".", 1)[0] in _PYTHON_LIBRARIES:
+            continue
+        if ctx.project is not None and ctx.project.module_file(Path(ctx.facts.path), imported.module) is None:
+            return True
+    return False
 
 
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:

@@ -354,6 +354,22 @@ def _cpu_log_det_accumulated(x):
     return total_logabsdet
 
 
+def _cpu_flags_returned_then_read_as_masks(x):
+    """OpenPCDet's MPPNet `generate_trajectory`: CPU flags set at CUDA indices, handed back, then read
+    as masks of CUDA tensors by the caller (`effective_length[i]`)."""
+    valid = torch.zeros([1, 3, 5])
+    valid[:, 0] = 1
+    fg = (x[0, :, 0] > -10).nonzero().view(-1)
+    valid[0, 1, fg] = 1
+    effective = valid[0, 1:3].bool()
+    matching = torch.ones(3, 5, dtype=torch.long, device=x.device)
+    bank = torch.randn(2, 5, 3, device=x.device)
+    before = torch.zeros(5, 2, 3, device=x.device)
+    for i in range(2):
+        before[:, i][effective[i]] = bank[i, matching[1 + i][effective[i]]]
+    return before
+
+
 def _cuda_zero_dim_times_cpu_vector(x):
     return x.sum() * torch.ones(x.shape[0])  # normflows' cached _Linear: a CUDA 0-dim log-det times CPU ones
 
@@ -363,7 +379,7 @@ def _cuda_zero_dim_times_cpu_vector(x):
     [_zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
-     _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int],
+     _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int, _cpu_flags_returned_then_read_as_masks],
 )
 def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     x = torch.randn(4, 5, 3, device="cuda")
@@ -381,3 +397,30 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
         pattern(torch.randn(4, 5, 3, device="cuda"))
+
+
+@pytest.mark.parametrize("make_default", ["tensor_type", "device"])
+def test_cuda_default_puts_factories_without_device_on_the_gpu(make_default):
+    """NeuS and YOLACT call `torch.set_default_tensor_type('torch.cuda.FloatTensor')` before training:
+    TD004 then leaves factories without `device=` alone (`ProjectIndex.sets_cuda_default`), but still
+    reports a pinned `device="cpu"`."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # set_default_tensor_type is deprecated, and still works
+            if make_default == "tensor_type":
+                torch.set_default_tensor_type("torch.cuda.FloatTensor")
+            else:
+                torch.set_default_device("cuda")
+        made = [torch.ones(3), torch.zeros(2, 2), torch.linspace(0, 1, 2), torch.arange(3), torch.randperm(4),
+                torch.tensor([1.0, 2.0]), torch.tensor([1, 2]), torch.rand(2)]
+        assert all(t.device.type == "cuda" for t in made), [t.device for t in made]
+        assert torch.zeros(2, device="cpu").device.type == "cpu"
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if make_default == "tensor_type":
+                torch.set_default_tensor_type("torch.FloatTensor")
+            else:
+                torch.set_default_device(None)

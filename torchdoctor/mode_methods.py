@@ -13,6 +13,7 @@ import libcst as cst
 from torchdoctor.facts import ClassInfo, FunctionInfo
 
 _MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$")
+_OPTIMIZER = re.compile(r"optim", re.I)
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
     switches to training mode. A method that delegates to another method of the class (`self.train(False)`,
     `self._set_mode("eval")`) is not judged: what it switches is not written in it."""
     found = []
+    if _OPTIMIZER.search(cls.name):
+        return found  # schedule-free optimizers have train()/eval() too; they hold no Dropout or BatchNorm
     for name, method in cls.methods.items():
         match = _MODE_METHOD.match(name)
         if match is None or match.group(2) != "eval":
@@ -49,6 +52,8 @@ def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
     out: list[str] = []
     for call in method.calls:
         if not call.receiver or call.receiver in ("self", "super()") or call.method not in ("train", "eval"):
+            continue
+        if _OPTIMIZER.search(call.receiver.rsplit(".", 1)[-1]):
             continue
         args = call.node.args
         false = bool(args) and isinstance(args[0].value, cst.Name) and args[0].value.value == "False"
