@@ -1869,6 +1869,8 @@ class _UseScan(cst.CSTVisitor):
             and not (dotted_name(node.args[0].value) or "").startswith("torch.")
         ):
             self.moved.add(id(node.func.value))  # `.type(dtype)` with dtype = x.type(): 'torch.cuda.FloatTensor'
+            # (`torch.eye(2).view(1, 1, 2, 2).type(value.type())`: the factory under the reshaping moves too)
+            self.moved.update(id(inner) for inner in _value_calls(node.func.value))
             self._mark_moved_reads(node.func.value)
             name = dotted_name(node.func.value)
             if name:
