@@ -247,7 +247,11 @@ def _skipped_before(loop, site: cst.CSTNode) -> bool:
 
 def _warm_up_loop(loop) -> bool:
     """A loop over `range(k)` with k at most 3 (torchgpipe's memory benchmarks step twice on one fixed
-    input to measure the peak): a probe of speed or memory, whose gradients train nothing."""
+    input to measure the peak): a probe of speed or memory, whose gradients train nothing. Not one
+    nested in another loop: SimSwap's `for interval in range(2):` alternates D and G steps every
+    training step."""
+    if loop.parent is not None:
+        return False
     node = loop.node
     if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call) or dotted_name(node.iter.func) != "range":
         return False

@@ -153,6 +153,7 @@ class Instance:
     sequential: cst.Call | None = None
     qualname: str | None = None  # for library classes: "torch.nn.CrossEntropyLoss"
     factory: str | None = None  # a library's model factory: "torchvision.models.resnet50", "create_model"
+    declared: bool = False  # known only from an annotation: the value may be any subclass
 
 
 class DataFlow:
@@ -882,7 +883,7 @@ class DataFlow:
         """`def report_validation_loss(trainer: DiffusionPriorTrainer, ...)`: a project class named by the
         parameter's annotation, when the call sites do not tell."""
         found = lookup_class(self.project, self.facts, annotation_of(fn, name))
-        return Instance(found[0], cls=found[1]) if found is not None else None
+        return Instance(found[0], cls=found[1], declared=True) if found is not None else None
 
     def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list[Instance] | None:
         """Every class `expr` may be an instance of, over branches, call sites and globals; None when

@@ -200,6 +200,8 @@ class Evaluation:
         (`RelativeVolumeMel`) or a data augmentation from an augmentation/ package (kornia's
         `AugmentationSequential`), which build no graph and behave the same in either mode."""
         training = self.training
+        if inst.declared and _abstract_forward(inst.facts, inst.cls) and training.is_module_class(inst.facts, inst.cls):
+            return True  # `net: BaseNet`: an abstract base stands for the subclasses that hold the layers
         return (
             training.is_module_class(inst.facts, inst.cls)
             and (ModeLayers._runs_module_passed_in(inst.cls) or not training.is_stateless_module_class(inst.facts, inst.cls))
@@ -1109,6 +1111,8 @@ class Evaluation:
             method = self._method_of(inst.facts, inst.cls, call.method)
             if method is not None:  # `model.inference(x, loader)`: only what that method runs counts
                 return self.modes.method_has_modes(inst.facts, inst.cls, method)
+        if inst is not None and inst.declared and inst.cls is not None and _abstract_forward(inst.facts, inst.cls):
+            return True  # `net: BaseNet`, whose forward raises NotImplementedError: a subclass does the work
         if inst is not None:
             return self.modes.instance_has_mode_layers(inst)
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
@@ -1608,10 +1612,12 @@ class Evaluation:
         """With no caller in sight, a sibling function of the same file takes the model under the same
         name, switches it to training mode and trains it (`def train(loader, model, ...): model.train()`
         beside `def validate(loader, model, ...)`): the pair runs one after the other, and the pass finds
-        the model as training left it."""
-        for other in self.facts.toplevel_functions.values():
+        the model as training left it. Methods of one trainer class pair the same way (Deep SVDD's
+        `DeepSVDDTrainer.train(dataset, net)` and `test(dataset, net)`), sharing `self` besides."""
+        siblings = fn.cls.methods.values() if fn.cls is not None else self.facts.toplevel_functions.values()
+        for other in siblings:
             shared = set(other.params) & set(fn.params) - {param, "self"}
-            if other is fn or param not in other.params or "train" not in other.name or len(shared) < 2:
+            if other is fn or param not in other.params or "train" not in other.name or len(shared) < (1 if fn.cls else 2):
                 continue  # (the pair shares its plumbing: `epoch`, `writer`, `logger`, `config`, `args`, ...)
             switches = [c for c in other.calls if c.receiver == param and c.method == "train" and not _is_false_arg(c.node)]
             if switches and not any(c.receiver == param and c.method == "eval" for c in other.calls) and self.has_training(other):
@@ -2214,3 +2220,19 @@ def _wraps_argument(facts, call: cst.Call, names: set[str]) -> bool:
 
 def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+def _abstract_forward(facts, cls) -> bool:
+    """The class's own forward only raises NotImplementedError (Deep SVDD's `BaseNet`), or is an
+    abstractmethod: the networks passed as this type are its subclasses."""
+    forward = cls.methods.get("forward")
+    if forward is None or forward.node is None:
+        return False
+    if any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in forward.decorators):
+        return True
+    body = [s for s in forward.node.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Expr) and isinstance(x.value, cst.SimpleString) for x in s.body)
+    )]
+    return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise) and (
+        "NotImplementedError" in facts.module.code_for_node(body[0])
+    )
