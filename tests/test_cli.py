@@ -93,6 +93,20 @@ def test_syntax_error_is_a_finding_and_others_still_lint(cli, project):
     assert "Traceback" not in result.output + result.stderr
 
 
+def test_undecodable_file_is_a_finding_and_others_still_lint(cli, project):
+    """A macOS resource fork (`._train.py`) or a Latin-1 file with no coding line: TD000 at line 1."""
+    (project / "._train.py").write_bytes(b"\x00\x05\x16\x07\xff\xfeMac OS X")
+    (project / "latin.py").write_bytes("# -*- coding: latin-1 -*-\nname = 'caf\u00e9'\n".encode("latin-1"))
+    result = cli("lint", "--format", "json", ".")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    unreadable = [d for d in data if d["code"] == "TD000"]
+    assert [(d["path"], d["line"]) for d in unreadable] == [("._train.py", 1)]
+    assert unreadable[0]["message"].startswith("cannot read the file: not valid UTF-8")
+    assert ("train.py", "TD001") in {(d["path"], d["code"]) for d in data}
+    assert "Traceback" not in result.output + result.stderr and result.stderr == ""
+
+
 def test_syntax_error_in_file_no_rule_applies_to(cli, project):
     (project / "util.py").write_text("x = (1,\n")
     result = cli("lint", "util.py")

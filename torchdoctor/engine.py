@@ -81,10 +81,22 @@ def _report_syntax_error_cheaply(source: str, path: str, result: FileResult) -> 
     return False
 
 
-def _syntax_finding(path: str, line: int, column: int, message: str) -> Finding:
+def _syntax_finding(path: str, line: int, column: int, message: str, what: str = "syntax error") -> Finding:
     first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
     code, name, severity = SYNTAX_ERROR
-    return Finding(code, name, severity, path, line, column, line, column, f"syntax error: {first_line}")
+    return Finding(code, name, severity, path, line, column, line, column, f"{what}: {first_line}")
+
+
+def unreadable_file(path: str, exc: Exception) -> FileResult:
+    """A file that cannot be read or decoded (a macOS `._name.py` resource fork, a Latin-1 file without
+    an encoding line): a TD000 finding at its first line, like a file that does not parse."""
+    result = FileResult(path)
+    if isinstance(exc, (UnicodeDecodeError, SyntaxError)):
+        reason = "not valid UTF-8, and no `# -*- coding: ... -*-` line names another encoding"
+    else:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    result.findings.append(_syntax_finding(path, 1, 1, reason, "cannot read the file"))
+    return result
 
 
 def _locate(module: cst.Module, source: str, path: str, reports: list[tuple[type[Rule], Report]]) -> list[Finding]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchdoctor.engine import FileResult, Finding, apply_edits, lint_source
+from torchdoctor.engine import FileResult, Finding, apply_edits, lint_source, unreadable_file
 from torchdoctor.tasks import Task
 from torchdoctor.project import ProjectIndex
 from torchdoctor.rule import rules_by_code
@@ -43,9 +43,7 @@ def run_task(task: Task) -> TaskResult:
     try:
         source, encoding = read_source(task.path)
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        result = FileResult(task.path)
-        result.internal_errors.append(f"{task.path}: cannot read: {exc}")
-        return TaskResult(result)
+        return TaskResult(unreadable_file(task.path, exc))
     result = lint_source(source, task.path, rules, _project_index())
     if not task.fix or not any(f.fix and not f.suppressed for f in result.findings):
         return TaskResult(result)
