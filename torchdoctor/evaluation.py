@@ -60,7 +60,8 @@ _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", 
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
-_ACCESSOR = re.compile(r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap)_")  # (`reranker._process_mentions_for_model(...)`)
+# (`reranker._process_mentions_for_model(...)`; OSTrack's `model.forward_backbone(x)` is a method of `model`)
+_ACCESSOR = re.compile(r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap|forward)_")
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
@@ -1693,10 +1694,13 @@ class Evaluation:
         holders = _holders_of(facts, cls, model)
         for m in cls.methods.values():
             runs = judge.model_runs(m) if m is not skip else []
-            if m is skip or runs and (_EVAL_NAME.search(m.name) or any(r.model and within(r.model, model) for r in runs)):
+            if m is skip or runs and m.name != "__init__" and (
+                _EVAL_NAME.search(m.name) or any(r.model and within(r.model, model) for r in runs)
+            ):
                 # another evaluation pass (`predict()` beside `test()`) runs after, not before; so does a
                 # method that switches this very model and runs it (rlkit's `dump_samples()`, called after
-                # `test_epoch()`): its switch serves its own pass
+                # `test_epoch()`): its switch serves its own pass. (`__init__` runs before everything, even
+                # when it warms the model up: face-alignment's compile run)
                 continue
             for c in m.calls:
                 # (`net = getattr(self, "net" + name); net.eval()` for every name: a GAN zoo's `eval()`)
@@ -1714,8 +1718,10 @@ class Evaluation:
                 value = under_moves(a.value)
                 if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
                     return True
-                if a.value is not None and left == "eval" and judge._made_in_eval_mode(a.value, m):
-                    return True  # `self.model = InceptionV3().cuda().eval()`, then maybe wrapped in DDP
+                if a.value is not None and left in ("eval", None) and judge._made_in_eval_mode(a.value, m):
+                    # `self.model = InceptionV3().cuda().eval()`, then maybe wrapped in DDP; `self.net =
+                    # self._load_native(...)`, a loader that ends with `net.eval(); return net` (face-alignment)
+                    return True
         project = self.training.project
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:
