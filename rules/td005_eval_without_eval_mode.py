@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
-from torchdoctor.mode_methods import forgotten_by_eval_method
+from torchdoctor.mode_methods import forgotten_by_eval_method, module_eval_switches_nothing
 from torchdoctor.rule import Rule
 
 
@@ -103,7 +103,17 @@ class EvalWithoutEvalMode(Rule):
         unless a run of that network in the class was reported already."""
         for cls in ctx.facts.all_classes:
             if ctx.training.is_module_class(ctx.facts, cls):
-                continue  # nn.Module's own train()/eval() reach every submodule through super()
+                # nn.Module's own train()/eval() reach every submodule through super(); an override that
+                # switches nothing replaces them
+                empty = module_eval_switches_nothing(cls)
+                if empty is not None:
+                    yield ctx.report(
+                        empty.node.name,
+                        f"`{cls.name}.eval()` overrides nn.Module.eval() but switches no layer to eval mode: "
+                        "`model.eval()` leaves Dropout and BatchNorm training; call `super().eval()` (or "
+                        "`self.train(False)`) in it",
+                    )
+                continue
             for switch in forgotten_by_eval_method(cls):
                 if any((id(cls), r) in found_in_class for r in switch.forgotten):
                     continue

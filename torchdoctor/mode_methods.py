@@ -68,3 +68,17 @@ def _delegates(method: FunctionInfo) -> bool:
         call.receiver in ("self", "super()") or (call.dotted or "").startswith("super().")
         for call in method.calls
     )
+
+
+def module_eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
+    """An nn.Module's own `def eval(self)` that switches no module (deep-image-prior's ResNet, had its
+    `self.model.eval()` gone): it replaces nn.Module.eval(), so `model.eval()` leaves every layer
+    training. Only a plain `eval(self)` that calls nothing but `print`: one that takes arguments
+    evaluates something else (rl4co's `baseline.eval(td, reward)`), and one that calls anything may
+    switch the layers another way (salina's remote agent messages its worker process)."""
+    method = cls.methods.get("eval")
+    if method is None or method.node is None or tuple(method.params) != ("self",):
+        return None
+    if any(call.dotted != "print" for call in method.calls):
+        return None
+    return method
