@@ -444,6 +444,22 @@ def _hands_buffers_to_extension(ctx, fn: FunctionInfo) -> bool:
     return False
 
 
+def _pure_of_self(method: FunctionInfo) -> bool:
+    """A method whose body never reads `self` (T5's `relative_position_bucket`): a function of its
+    arguments, which meets no parameter or buffer of the module."""
+    if method.node is None:
+        return False
+    found = []
+
+    class _SelfReads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == "self":
+                found.append(node)
+
+    method.node.body.visit(_SelfReads())
+    return not found
+
+
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
     """ids of the calls in the default values of fn's parameters."""
     found: set[int] = set()
@@ -1679,6 +1695,20 @@ class _UseScan(cst.CSTVisitor):
                 self._derive_reads.add(id(base))
                 self.derived_from.setdefault(a.targets[0], set()).add(base.value)
                 self._tracked.add(a.targets[0])
+        # `bucket = self.relative_position_bucket(relative_position, ...)`, a method that reads nothing of
+        # `self`: arithmetic on what it is given, so its result carries the argument (moved with it)
+        for a in fn.assigns:
+            if len(a.targets) != 1 or not isinstance(a.value, cst.Call) or not a.targets[0].isidentifier():
+                continue
+            callee = dotted_name(a.value.func) or ""
+            helper = methods.get(callee[5:]) if callee.startswith("self.") else None
+            if helper is None or not _pure_of_self(helper):
+                continue
+            for arg in a.value.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in fn.assigned_names():
+                    self._derive_reads.add(id(arg.value))
+                    self.derived_from.setdefault(a.targets[0], set()).add(arg.value.value)
+                    self._tracked.add(a.targets[0])
         # Whatever is computed from tracked tensors carries them: `key = torch.cat([a, b])`,
         # `distance = key[None, :] - query[:, None]` ... `distance.to(x.device)` moves a and b too.
         # (Only for moves: reads in such expressions are still uses of their own.)
