@@ -251,8 +251,10 @@ class Evaluation:
                 attacked = bool(_EVAL_NAME.search(fn.name)) and not self.steps_anything(fn)
                 if not attacked:
                     continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls):
-                continue  # a model's own infer()/predict(): whoever calls it sets the modes
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) and not _switches_itself(fn.cls):
+                # a model's own infer()/predict(): whoever calls it sets the modes (unless the module runs its
+                # own training and evaluation, switching itself: ECAPA-TDNN's `train_network`/`eval_network`)
+                continue
             if fn.cls is not None and _ACTING_CLASS.search(fn.cls.name) and _ACTING_METHOD.match(fn.name):
                 continue  # `@torch.no_grad() def __call__(self, state)` of an RL agent: acting while training, not an evaluation
             # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
@@ -1730,6 +1732,8 @@ class Evaluation:
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("object", "") or base.startswith(("typing.", "abc.")) or depth > 4:
                 continue  # Protocol, ABC, Generic: no behaviour of their own
+            if base.startswith("torch.nn.") and _switches_itself(cls):
+                continue  # nn.Module switches nothing by itself in a module that trains itself (ECAPA-TDNN)
             found = lookup_class(project, facts, written)
             if found is None:
                 return True  # a base class from a library (a serving handler's base sets eval itself)
@@ -2245,4 +2249,14 @@ def _abstract_forward(facts, cls) -> bool:
     )]
     return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise) and (
         "NotImplementedError" in facts.module.code_for_node(body[0])
+    )
+
+
+def _switches_itself(cls) -> bool:
+    """An nn.Module that trains itself: some method calls `self.train()` and steps or backpropagates
+    (ECAPA-TDNN's `ECAPAModel.train_network`). Its evaluation methods are passes like a trainer's."""
+    return any(
+        any(c.receiver == "self" and c.method == "train" for c in m.calls)
+        and any(c.method in ("backward", "step") for c in m.calls)
+        for m in cls.methods.values()
     )

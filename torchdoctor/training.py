@@ -65,6 +65,9 @@ MODULE_BASES = {
 }
 # nn.Module base classes of libraries whose code is not in the project
 _LIBRARY_MODULE_BASE = re.compile(r"^(allennlp\.(models|modules)\.[\w.]*[A-Z]\w*|transformers\.([\w.]+\.)?\w*PreTrainedModel)$")
+_HUGGING_FACE_MODEL = re.compile(
+    r"^(transformers|pytorch_transformers|pytorch_pretrained_bert)\.([\w.]+\.)?(\w*(PreTrainedModel|Model)|[A-Z]\w*For[A-Z]\w*)$"
+)
 NOT_MODULE_CLASSES = {"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"}
 
 
@@ -386,8 +389,8 @@ class TrainingFacts:
                     return True
             if self._aliased_module_class(facts, written, depth):
                 return True  # `BatchNorm2d = NaiveSyncBatchNorm` ... `class USBatchNorm2d(BatchNorm2d)`
-            if base.startswith("transformers.") and base.endswith(("PreTrainedModel", "Model")):
-                return True  # Hugging Face models are nn.Modules
+            if _HUGGING_FACE_MODEL.match(base):
+                return True  # Hugging Face models are nn.Modules (`BertForTokenClassification` too)
             if _LIBRARY_MODULE.match(base) and not base.endswith(("Weights", "Enum")):
                 return True  # `vision_transformer.Encoder` (torchvision), mmseg's `BaseSegmentor`: library modules
             if base.rsplit(".", 1)[-1].endswith("Module"):
