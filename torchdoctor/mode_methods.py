@@ -12,7 +12,8 @@ import libcst as cst
 
 from torchdoctor.facts import ClassInfo, FunctionInfo
 
-_MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$")
+# `eval`, `set_eval`, `eval_mode`, FullSubNet's `_set_models_to_eval_mode`: a switch, not an evaluation step
+_MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$|_mode$")
 _OPTIMIZER = re.compile(r"optim", re.I)
 
 
@@ -32,10 +33,9 @@ def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
     if _OPTIMIZER.search(cls.name):
         return found  # schedule-free optimizers have train()/eval() too; they hold no Dropout or BatchNorm
     for name, method in cls.methods.items():
-        match = _MODE_METHOD.match(name)
-        if match is None or match.group(2) != "eval":
+        if not _MODE_METHOD.search(name) or "eval" not in name:
             continue
-        twin = cls.methods.get(f"{match.group(1) or ''}train{match.group(3) or ''}")
+        twin = cls.methods.get(name.replace("eval", "train"))
         if twin is None or _delegates(method) or _delegates(twin):
             continue
         to_train = _switched(twin, to_eval=False)
