@@ -22,7 +22,6 @@ class ForgottenSwitch:
     eval_method: FunctionInfo
     train_method: FunctionInfo
     forgotten: tuple[str, ...]  # receivers `train()` switches to training mode and `eval()` leaves there
-    switched: tuple[str, ...]  # receivers `eval()` does switch
 
 
 def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
@@ -42,7 +41,7 @@ def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
         to_eval = _switched(method, to_eval=True)
         forgotten = tuple(r for r in to_train if r not in to_eval)
         if to_train and forgotten:
-            found.append(ForgottenSwitch(method, twin, forgotten, tuple(to_eval)))
+            found.append(ForgottenSwitch(method, twin, forgotten))
     return found
 
 

@@ -373,40 +373,29 @@ class ProjectIndex:
         spectral norm, RReLU, a transformer layer, a `self.training` test) or imports a model library
         that could bring one (rlpyt, mbrl-lib): a model of a class we cannot trace there computes the
         same in both modes. False when the project is unknown or too big to read."""
-        return self._some_file_shows(facts, _MODE_TEXT) is False
+        return self._some_file_shows(facts, "modes", lambda path, text: bool(_MODE_TEXT.search(text))) is False
 
     def sets_cuda_default(self, facts: FileFacts) -> bool:
         """Some file of the project makes CUDA the default device of new tensors
         (`torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`),
-        as NeuS and YOLACT do before training: a factory without `device=` then lands on the GPU."""
-        if facts.path == "<string>":
-            return False
-        root = self.root_for(Path(facts.path).resolve())
-        key = (root, "<cuda default>")
-        if key not in self._text_answers:
-            texts = self._project_texts(root)
-            # (the text only picks the files to parse: a docstring that names the call sets nothing)
-            showing = next(
-                ((path, text) for path, text in texts if _CUDA_DEFAULT_TEXT.search(text) and _calls_cuda_default(self.facts_for_path(path))),
-                None,
-            )
-            read = [showing] if showing is not None else texts
-            self._text_answers[key] = (showing is not None, {path: content_hash(text) for path, text in read})
-        answer, hashes = self._text_answers[key]
-        self.consulted.update(hashes)
-        return bool(answer)
+        as NeuS and YOLACT do before training: a factory without `device=` then lands on the GPU. (The
+        text only picks the files to parse: a docstring that names the call sets nothing.)"""
+        return self._some_file_shows(
+            facts, "cuda default",
+            lambda path, text: bool(_CUDA_DEFAULT_TEXT.search(text)) and _calls_cuda_default(self.facts_for_path(path)),
+        ) is True
 
-    def _some_file_shows(self, facts: FileFacts, pattern: re.Pattern) -> bool | None:
-        """Whether a file of the project matches `pattern`; None when the project is unknown or too big
-        to read. The files the answer rests on are recorded for the result cache: a "yes" rests on the
-        first file that shows it, a "no" on every file of the project."""
+    def _some_file_shows(self, facts: FileFacts, question: str, shows) -> bool | None:
+        """Whether `shows(path, text)` holds for a file of the project; None when the project is unknown
+        or too big to read. The files the answer rests on are recorded for the result cache: a "yes"
+        rests on the first file that shows it, a "no" on every file of the project."""
         if facts.path == "<string>":
             return None
         root = self.root_for(Path(facts.path).resolve())
-        key = (root, pattern.pattern)
+        key = (root, question)
         if key not in self._text_answers:
             texts = self._project_texts(root)
-            showing = next(((path, text) for path, text in texts if pattern.search(text)), None)
+            showing = next(((path, text) for path, text in texts if shows(path, text)), None)
             read = [showing] if showing is not None else texts
             answer = (showing is not None) if texts else None
             self._text_answers[key] = (answer, {path: content_hash(text) for path, text in read})
@@ -440,7 +429,6 @@ class ProjectIndex:
         return None
 
 
-# Text that shows a project can hold a layer acting on train/eval mode, or models from a library
 def _calls_cuda_default(facts: FileFacts | None) -> bool:
     """`torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`."""
     if facts is None:
@@ -458,6 +446,8 @@ _CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
     r"^[^#\n]*(set_default_tensor_type\(\s*['\"]?torch\.cuda\.|set_default_device\(\s*(['\"]cuda|torch\.device\(\s*['\"]cuda))",
     re.M,
 )
+
+# Text that shows a project can hold a layer acting on train/eval mode, or models from a library
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
     r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
