@@ -2065,6 +2065,7 @@ class _UseScan(cst.CSTVisitor):
         self._cpu_side_depth -= 1
 
     def read_after(self, name: str, made: cst.CSTNode) -> bool:
+        """The name is read at all after `made` ran (a helper's result that nobody reads meets nothing)."""
         after = self.made_at.get(id(made), -1)
         return any(at > after for at, _ in self.uses.get(name, []))
 
