@@ -48,7 +48,7 @@ def resolve_no_grad_decorators(facts: FileFacts, project=None) -> None:
     def disables_grad(name: str) -> bool:
         if name not in verdicts:
             found = facts.toplevel_functions.get(name)
-            if found is None and project is not None and facts.path != "<string>" and Path(facts.path).suffix == ".py":
+            if found is None and project is not None and _may_be_project_function(facts, name):
                 other = project.function_named(facts, name)
                 found = other[1] if other is not None else None
             verdicts[name] = found is not None and wraps_in_no_grad(found)
@@ -59,3 +59,22 @@ def resolve_no_grad_decorators(facts: FileFacts, project=None) -> None:
             d and not is_no_grad_name(d) and disables_grad(d) for d in fn.decorators
         ):
             fn.decorators = (*fn.decorators, RESOLVED_NO_GRAD)
+
+
+_LIBRARY_HEADS = frozenset({
+    "torch", "functools", "typing", "abc", "contextlib", "dataclasses", "numpy", "warnings", "builtins",
+    "typing_extensions", "pytest", "unittest", "jax", "tensorflow",
+})
+_BUILTIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod"})
+
+
+def _may_be_project_function(facts: FileFacts, name: str) -> bool:
+    """Worth a lookup in the project: imported from somewhere that is not a known library, or possibly
+    brought by `from utils import *`. (torch's own files carry thousands of decorators.)"""
+    if facts.path == "<string>" or Path(facts.path).suffix != ".py" or name in _BUILTIN_DECORATORS:
+        return False
+    head = name.split(".", 1)[0]
+    qualified = facts.imports.get(head)
+    if qualified is not None:
+        return qualified.split(".", 1)[0] not in _LIBRARY_HEADS
+    return bool(facts.star_imports)
