@@ -423,6 +423,11 @@ class ProjectIndex:
                 if found is not None and isinstance(found[1], ClassInfo):
                     return found[0], found[1]
             return None
+        if dot and facts.path != "<string>" and head in facts.imported and facts.imported[head].name is None:
+            # `import patchcore.common` ... `patchcore.common.NetworkFeatureAggregator(...)` (PatchCore)
+            module, _, cls_name = name.rpartition(".")
+            other = self.module_facts(Path(facts.path), module)
+            return (other, other.classes[cls_name]) if other is not None and cls_name in other.classes else None
         found = self.resolve_imported(facts, name)
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
