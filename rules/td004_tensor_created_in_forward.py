@@ -314,7 +314,9 @@ class TensorCreatedInForward(Rule):
                 continue  # the project makes CUDA the default device of new tensors
             if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
-                if problem is not None and not (device_aware or id(call.node) in uses.moved):
+                held = uses.assigned_name(call.node)  # `idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`
+                moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
+                if problem is not None and not (device_aware or id(call.node) in uses.moved or moved_later):
                     yield ctx.report(call.node, f"`torch.{factory}(...)` in {cls_name}.{fn.name} {problem}")
                 continue  # other 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
             if factory in _LITERAL_DATA and _from_shapes(call.node):

@@ -764,6 +764,8 @@ class Evaluation:
             callee = self._evaluating_manager(call)
             if callee is None:
                 return False
+        if self._evals_listed(callee, call, model):
+            return True
         _, param = self._model_arg(callee, call, model)
         if param is not None:  # (`def evaluate_model(model, ...): model.eval(); ...; model.train()` leaves it training)
             if not any(i.method == "eval" and i.receiver == param for i in callee.calls) or id(callee) in self._asking:
@@ -781,6 +783,23 @@ class Evaluation:
                 return True
             return "eval" in switches and any(_is_eval_word(a.value) for a in call.node.args)
         return False
+
+    def _evals_listed(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
+        """`set_mode('eval', [program_generator, execution_engine])` (CLEVR-IEP): the model sits in a list
+        the helper walks, calling `m.eval()` on each element, on a path the literal arguments reach."""
+        listed = next(
+            (arg for arg in call.node.args if isinstance(arg.value, (cst.List, cst.Tuple))
+             and any(dotted_name(e.value) == model for e in arg.value.elements)),
+            None,
+        )
+        param = self._param_bound_to(callee, call, listed) if listed is not None else None
+        if not param or not any(f is callee for f in self.facts.functions):
+            return False  # (a helper of this file: its `if mode == 'eval':` tests are read with this file's flow)
+        walkers = {t for loop in callee.loops if loop.iter_name == param for t in loop.targets}
+        return any(
+            i.method == "eval" and i.receiver in walkers and not self.flow.guard_rules_out(i, self.flow, call)
+            for i in callee.calls
+        )
 
     def _evaluating_manager(self, call: CallInfo) -> FunctionInfo | None:
         """The context manager of another file of the project that `call` enters, when it switches its
