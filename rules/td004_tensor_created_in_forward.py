@@ -28,6 +28,10 @@ _HOST_ARGUMENTS = {
     # torchdiffeq coerces the time grid to y0's device (with a warning): `odeint(f, h, torch.tensor([0, eps]))`
     "odeint": (2, "t"),
     "odeint_adjoint": (2, "t"),
+    # CTC targets on the CPU are what cuDNN's CTC needs, and the native CUDA kernel moves them itself
+    # (flowtron's `self.CTCLoss(log_probs, torch.arange(1, n + 1)[None], ...)`; checked in tests/test_gpu.py)
+    "ctc_loss": (1, "targets"),
+    "CTCLoss": (1, "targets"),
 }
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
