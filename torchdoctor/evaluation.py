@@ -1431,12 +1431,11 @@ class Evaluation:
                     and not _is_false_arg(c.node) and c.context.order < at]
         if not switches:
             return False
-        switch = next(c for c in fn.calls if c.context.order == max(switches))
+        start = max(switches)
+        switch = next(c for c in fn.calls if c.context.order == start)
         callee = self.facts.resolve_function(switch)
         if callee is not None and self.has_training(callee, depth=1):
             return False  # VIBE's `self.train()`: the trainer's own epoch of training, not a mode chosen for the pass
-        start = max(switches)
-        switch = next(c for c in fn.calls if c.context.order == start)
         # (a pass inside a loop that the switch is outside of runs after that loop's later training too:
         # pytorch-fcn's `train_epoch`: `self.model.train()`, then per batch `self.validate()` and a step)
         looped = [loop for loop in call.context.loops if loop not in switch.context.loops]

@@ -578,6 +578,7 @@ class TrainingFacts:
         return False
 
     def _names_module_class(self, facts: FileFacts, value: cst.BaseExpression, written: str, depth: int) -> bool:
+        """`value` (one side of an alias) names a module class: torch's, the project's, or one named as a layer."""
         name = dotted_name(value)
         if not name or name == written:
             return False
