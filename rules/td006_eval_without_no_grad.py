@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
 from torchdoctor.evaluation import EVAL_TRIGGERS
+from torchdoctor.facts import calls_within, names_in
 from torchdoctor.rule import Rule
 
 
@@ -56,6 +59,7 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
+        switches_modes = any(c.method == "eval" for c in ctx.facts.calls)
         for eval_pass in evaluation.passes:
             if not eval_pass.by_name or eval_pass.needs_grad:
                 continue
@@ -65,9 +69,15 @@ class EvalWithoutNoGrad(Rule):
                 batches_inside = helper is not None and bool(helper.loops)  # `_feature_extraction(loader)` loops itself
                 # `def test(): model.eval(); pred = model(data.x, data.edge_index)`: a full-graph evaluation
                 switched = evaluation.switched_to_eval_here(run)
-                if not (run.call.context.loops or serving or batches_inside or switched
-                        or evaluation.called_per_batch_in_evaluation(run.call.function)):
+                per_batch = run.call.context.loops or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
+                    run.call.function
+                )
+                if not (per_batch or serving):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
+                if not per_batch and not switches_modes and _hands_back_graph(run.call):
+                    # a library's `predict(x)` that returns the scores as tensors and leaves modes to its users
+                    # (pytorch-ood's detectors): the caller may train on them
+                    continue
                 if (run.grad_off_inside or evaluation.grad_disabled_at(run.call) or evaluation.frozen_model(run)
                         or evaluation.forward_without_grad(run) or evaluation.forward_needs_grad(run)):
                     continue
@@ -78,3 +88,23 @@ class EvalWithoutNoGrad(Rule):
                     "wrap it in `torch.no_grad()` or decorate the function with `@torch.inference_mode()`",
                 )
                 break
+
+
+_TO_HOST = frozenset({"detach", "cpu", "numpy", "item", "tolist"})
+
+
+def _hands_back_graph(call) -> bool:
+    """The function returns the model's output as a tensor, not detached or taken to the host
+    (pytorch-ood's `return self.score(self.model(x), t=self.t)`): its caller may backpropagate through it
+    (outlier-exposure training scores its logits the same way), so the graph is not known to be waste.
+    Asked only in files that switch no model to eval: serving code that does is inference."""
+    fn = call.function
+    assigned = {t for a in fn.assigns if a.value is not None and any(c is call.node for c in calls_within(a.value)) for t in a.targets}
+    for ret, _ in fn.returns:
+        if ret.value is None:
+            continue
+        carried = any(c is call.node for c in calls_within(ret.value)) or bool(assigned & names_in(ret.value))
+        to_host = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _TO_HOST for c in calls_within(ret.value))
+        if carried and not to_host:
+            return True
+    return False

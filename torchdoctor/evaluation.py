@@ -1323,7 +1323,11 @@ class Evaluation:
             # Dassl's `model_inference`, an override run by the generic `test()` of a base class in another file
             based = [(j, site) for j, site in self._sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
             if based:
-                return all(judge.eval_mode_set_before(model, site, depth + 1) for judge, site in based)
+                # (or the subclass is handed its model, and every construction of it hands one in eval mode,
+                # or none is in sight: pytorch-ood's detectors, run by the base class's `__call__`)
+                return all(judge.eval_mode_set_before(model, site, depth + 1) for judge, site in based) or (
+                    self._constructed_in_eval(fn.cls, model, depth)
+                )
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
             # closure sees the model as the enclosing function left it where the closure is defined
@@ -1771,6 +1775,15 @@ class Evaluation:
              if a.targets == (model,) and isinstance(a.value, cst.Name) and a.value.value in init.params),
             None,
         )
+        if param is None and model.startswith("self.") and model.count(".") == 1:
+            # `super().__init__(model=model)`: the base class stores it (pytorch-ood's `RMD(Mahalanobis)`)
+            param = next(
+                (a.value.value for c in init.calls if c.method == "__init__" and isinstance(c.node.func, cst.Attribute)
+                 and isinstance(c.node.func.value, cst.Call) and dotted_name(c.node.func.value.func) == "super"
+                 for a in c.node.args if a.keyword is not None and a.keyword.value == model[5:]
+                 and isinstance(a.value, cst.Name) and a.value.value in init.params),
+                None,
+            )
         if param is None:
             return False
         sites = [(self, site) for site in self.flow.call_sites(init)]
