@@ -150,6 +150,7 @@ def _counted_resets(facts, loop, events, step) -> tuple:
     resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
     resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
     everywhere = [b for _, b in resets]
+    backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     guard = served = sometimes = None
     counted = []
     for e, b in resets:
@@ -163,7 +164,7 @@ def _counted_resets(facts, loop, events, step) -> tuple:
         # step of its own in a periodic branch leaves the unconditional step summing between visits
         elif _serves_own_step(facts, loop, events, e, b, step, where):
             served = served if served is not None else facts.if_tests.get(b[-1][0])
-        elif (test := _reset_on_some_iterations(facts, loop, events, b, step, everywhere)) is not None:
+        elif (test := _reset_on_some_iterations(facts, loop, backwards, b, step, everywhere)) is not None:
             sometimes = sometimes if sometimes is not None else test
         else:
             counted.append((e, b))
@@ -207,7 +208,7 @@ def _serves_own_step(facts, loop, events, reset, reset_at: tuple, step, step_at:
     return False
 
 
-def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
+def _reset_on_some_iterations(facts, loop, backwards: list, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
     """WGAN-GP's critic: `d_optimizer.step()` runs every iteration, while its model's only reset sits in
     the generator's `if step % n_critic == 0:` branch, so the critic's gradients sum between visits. (A
     step that waits for a test of its own is an accumulation window; a reset beside every backward it
@@ -220,7 +221,6 @@ def _reset_on_some_iterations(facts, loop, events, reset_at: tuple, step, all_re
         a.keyword is not None and a.keyword.value in _STEP_FLAGS for a in step.node.args
     ):
         return None  # `loss_scaler(loss, optimizer, update_grad=(i + 1) % k == 0)`: the step waits for that test
-    backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     for if_id, branch in reset_at:
         test = facts.if_tests.get(if_id)
         if test is None or (if_id, branch) in info.context.branches:

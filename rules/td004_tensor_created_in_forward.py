@@ -359,12 +359,10 @@ class TensorCreatedInForward(Rule):
                 continue
             # kornia's generators: a parameter handed back beside others placed with `device=`; a flow's
             # log-determinant (`ldj = torch.zeros(b); return z, ldj`), which its caller adds to the CUDA ones
-            handed = target is not None and (placed_siblings or bool(_ACCUMULATED_TERM.search(target))) and uses.handed_back(
-                target, call.node
-            )
+            handed_back = target is not None and uses.handed_back(target, call.node)
+            handed = handed_back and (placed_siblings or bool(_ACCUMULATED_TERM.search(target)))
             verdict = (
-                _callers_verdict(ctx.facts, fn, target, self.scan_of)
-                if forward is None and target is not None and not handed and uses.handed_back(target, call.node) else None
+                _callers_verdict(ctx.facts, fn, target, self.scan_of) if forward is None and handed_back and not handed else None
             )
             if verdict == "placed":
                 continue
@@ -453,17 +451,7 @@ def _hands_buffers_to_extension(ctx, fn: FunctionInfo) -> bool:
 def _pure_of_self(method: FunctionInfo) -> bool:
     """A method whose body never reads `self` (T5's `relative_position_bucket`): a function of its
     arguments, which meets no parameter or buffer of the module."""
-    if method.node is None:
-        return False
-    found = []
-
-    class _SelfReads(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value == "self":
-                found.append(node)
-
-    method.node.body.visit(_SelfReads())
-    return not found
+    return method.node is not None and "self" not in names_in(method.node.body)
 
 
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
@@ -1678,9 +1666,11 @@ class _UseScan(cst.CSTVisitor):
         self.helper_results: set[int] = set()
         owner = fn.self_class()
         methods = owner.methods if owner is not None else {}
+        helper_assigns = []  # (assignment, the method of this class it calls)
         for a in fn.assigns:
             callee = dotted_name(a.value.func) if isinstance(a.value, cst.Call) else None
             if callee and callee.startswith("self.") and callee[5:] in methods:
+                helper_assigns.append((a, methods[callee[5:]]))
                 self.helper_results.add(id(a.value))
                 self._tracked.update(t for t in a.targets if t.isidentifier())
         self._assign_info = {id(a.node): a for a in fn.assigns}
@@ -1703,12 +1693,8 @@ class _UseScan(cst.CSTVisitor):
                 self._tracked.add(a.targets[0])
         # `bucket = self.relative_position_bucket(relative_position, ...)`, a method that reads nothing of
         # `self`: arithmetic on what it is given, so its result carries the argument (moved with it)
-        for a in fn.assigns:
-            if len(a.targets) != 1 or not isinstance(a.value, cst.Call) or not a.targets[0].isidentifier():
-                continue
-            callee = dotted_name(a.value.func) or ""
-            helper = methods.get(callee[5:]) if callee.startswith("self.") else None
-            if helper is None or not _pure_of_self(helper):
+        for a, helper in helper_assigns:
+            if len(a.targets) != 1 or not a.targets[0].isidentifier() or not _pure_of_self(helper):
                 continue
             for arg in a.value.args:
                 if isinstance(arg.value, cst.Name) and arg.value.value in fn.assigned_names():

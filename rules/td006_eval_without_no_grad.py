@@ -103,8 +103,9 @@ def _hands_back_graph(call) -> bool:
     for ret, _ in fn.returns:
         if ret.value is None:
             continue
-        carried = any(c is call.node for c in calls_within(ret.value)) or bool(assigned & names_in(ret.value))
-        to_host = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _TO_HOST for c in calls_within(ret.value))
+        returned_calls = calls_within(ret.value)
+        carried = any(c is call.node for c in returned_calls) or bool(assigned & names_in(ret.value))
+        to_host = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _TO_HOST for c in returned_calls)
         if carried and not to_host:
             return True
     return False

@@ -201,7 +201,7 @@ class Evaluation:
         (`RelativeVolumeMel`) or a data augmentation from an augmentation/ package (kornia's
         `AugmentationSequential`), which build no graph and behave the same in either mode."""
         training = self.training
-        if inst.declared and _abstract_forward(inst.facts, inst.cls) and training.is_module_class(inst.facts, inst.cls):
+        if _stands_for_subclasses(inst) and training.is_module_class(inst.facts, inst.cls):
             return True  # `net: BaseNet`: an abstract base stands for the subclasses that hold the layers
         return (
             training.is_module_class(inst.facts, inst.cls)
@@ -1133,7 +1133,7 @@ class Evaluation:
             method = self._method_of(inst.facts, inst.cls, call.method)
             if method is not None:  # `model.inference(x, loader)`: only what that method runs counts
                 return self.modes.method_has_modes(inst.facts, inst.cls, method)
-        if inst is not None and inst.declared and inst.cls is not None and _abstract_forward(inst.facts, inst.cls):
+        if inst is not None and _stands_for_subclasses(inst):
             return True  # `net: BaseNet`, whose forward raises NotImplementedError: a subclass does the work
         if inst is not None:
             return self.modes.instance_has_mode_layers(inst)
@@ -2265,6 +2265,12 @@ def _wraps_argument(facts, call: cst.Call, names: set[str]) -> bool:
 
 def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+def _stands_for_subclasses(inst) -> bool:
+    """`net: BaseNet`: known only from an annotation naming an abstract base, so the value is one of its
+    subclasses, which hold the layers."""
+    return inst.declared and inst.cls is not None and _abstract_forward(inst.facts, inst.cls)
 
 
 def _abstract_forward(facts, cls) -> bool:

@@ -585,10 +585,8 @@ class TrainingFacts:
         q = facts.qualify(value) or ""
         if q in MODULE_BASES or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or _LAYER_CLASS_NAME.search(name):
             return True
-        found = facts.classes.get(name) or (self.project.find_class(facts, name) if self.project is not None else None)
-        if isinstance(found, ClassInfo):
-            return self.is_module_class(facts, found, depth + 1)
-        return isinstance(found, tuple) and self.is_module_class(found[0], found[1], depth + 1)
+        found = lookup_class(self.project, facts, name)
+        return found is not None and self.is_module_class(found[0], found[1], depth + 1)
 
     def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
         """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""
