@@ -143,8 +143,10 @@ class Evaluation:
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
-        if call.dotted.rsplit(".", 1)[-1][:1].isupper():
-            return False  # `Model(envs)`: a class handed in as `Model` is being constructed, not run
+        if call.dotted.rsplit(".", 1)[-1][:1].isupper() and call.dotted not in self._switched_models:
+            # `Model(envs)`: a class handed in as `Model` is being constructed, not run (but SEGAN's
+            # `self.G(noisy)`, switched with `self.G.train()`, is a network)
+            return False
         if self._library_inference_wrapper(call):
             return False
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
@@ -263,7 +265,7 @@ class Evaluation:
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 # (captum's `train_and_eval`: `self.lm.fit(loader)` then `self.lm(x_test)` trains the model it scores)
                 calls = tuple(r for r in calls if not any(c.method == "fit" and c.receiver == r.model for c in fn.calls))
-                if calls and not self._shared_with_training(fn):
+                if calls and not self._shared_with_training(fn) and not self._hook_of_base_passes(fn):
                     # (not a trainer's `predict(batch)` that `training_loss` also calls: not only evaluation)
                     out.append(EvalPass(fn, calls, True, needs_grad=attacked))
         for fn in self.facts.functions:
@@ -303,6 +305,21 @@ class Evaluation:
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
         return out
+
+    def _hook_of_base_passes(self, fn: FunctionInfo) -> bool:
+        """fn overrides an abstract method that a base class's evaluation passes call per batch
+        (`calculate_metrics(self, batch)` under `AbstractTrainer.validate`): those passes set the modes
+        and are judged with fn's model runs, where a fix belongs."""
+        if fn.cls is None or fn.loops:
+            return False
+        for flow, base, call in self.flow.calls_from_bases(fn, other_files=True):
+            hook = base.methods.get(fn.name)
+            # (the caller as a pass by its look, not by asking its file for its passes: that file may be this one)
+            if hook is not None and _abstract_method(flow.facts, hook) and call.context.loop is not None and (
+                _EVAL_NAME.search(call.function.name) or any(is_no_grad_name(w) for w in call.context.withs)
+            ):
+                return True
+        return False
 
     def _run_by_a_framework(self, hook: FunctionInfo) -> bool:
         """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
@@ -444,6 +461,11 @@ class Evaluation:
                     elif c.receiver == "self":
                         runs.extend(self._runs_through_base_method(c))
                 continue
+            if c.receiver == "self" and depth < 2 and helper is not fn and _abstract_method(self.facts, helper):
+                # `metrics = self.calculate_metrics(batch)` in a base trainer's validate(), where only the
+                # subclasses (in other files) say what it runs: the models their overrides run
+                runs.extend(self._runs_through_overrides(c, helper, depth))
+                continue
             if helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
@@ -480,6 +502,44 @@ class Evaluation:
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
+
+    def _runs_through_overrides(self, call: CallInfo, hook: FunctionInfo, depth: int) -> list[ModelRun]:
+        """The models that the subclasses' overrides of an abstract `hook` run, as `self.<model>`
+        (BERT4Rec-VAE's `AbstractTrainer.validate` calls `self.calculate_metrics(batch)`, which each
+        trainer in `trainers/` implements with `self.model(seqs)`)."""
+        project = self.training.project
+        if project is None or hook.cls is None:
+            return []
+        seen: dict[str, list[tuple[bool, bool]]] = {}  # model -> (has_modes, grad off) of each override's run
+        for facts, override in project.methods_named(self.facts, hook.name):
+            if override is hook or not self._derives_from(facts, override.cls, hook.cls):
+                continue
+            judge = self.for_file(facts)
+            # (whatever its name: a per-batch `calculate_metrics(self, batch)` is the caller's pass)
+            if not judge._leaves_modes_to_caller(override, by_name=False):
+                continue
+            for r in judge.model_runs(override, depth + 1):
+                model = judge._as_caller_sees(r, override)
+                if model and model.startswith("self."):
+                    seen.setdefault(model, []).append((r.has_modes, r.grad_off_inside or _no_grad_at(override, r.call)))
+        # one run per model: gradients are off only if every override turns them off
+        return [ModelRun(call, model, any(m for m, _ in found), all(o for _, o in found)) for model, found in seen.items()]
+
+    def _derives_from(self, facts, cls, base, depth: int = 0) -> bool:
+        """`cls` has `base` (a class of this file) among its ancestors, wherever in the project each is
+        defined. (The project index parses its own copy of this file: compared by place, not identity.)"""
+        if cls is None or depth > 4:
+            return False
+        here = Path(self.facts.path).resolve()
+        for written in cls.written_bases:
+            found = lookup_class(self.training.project, facts, written)
+            if found is None:
+                continue
+            if found[1].name == base.name and Path(found[0].path).resolve() == here:
+                return True
+            if self._derives_from(found[0], found[1], base, depth + 1):
+                return True
+        return False
 
     def _model_handed_to_runner(self, call: CallInfo) -> str | None:
         """The model a call hands to code that runs it: fairseq's criterion, which computes the forward
@@ -873,13 +933,13 @@ class Evaluation:
             return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
         return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
 
-    def _leaves_modes_to_caller(self, helper: FunctionInfo) -> bool:
-        """A helper that does not set train/eval mode itself (and is no evaluation pass of its own):
-        the mode its caller set is what its model call sees. (It may still disable gradients
-        inside: see `_sets_grad_mode`.)"""
+    def _leaves_modes_to_caller(self, helper: FunctionInfo, by_name: bool = True) -> bool:
+        """A helper that does not set train/eval mode itself (and, `by_name`, is not named as an
+        evaluation pass of its own): the mode its caller set is what its model call sees. (It may
+        still disable gradients inside: see `_sets_grad_mode`.)"""
         if any(is_no_grad_name(d) for d in helper.decorators):
             return False  # an evaluation pass of its own, judged where it is
-        if _EVAL_NAME.search(helper.name) and not self._shared_with_training(helper):
+        if by_name and _EVAL_NAME.search(helper.name) and not self._shared_with_training(helper):
             return False  # (Autoformer's `self._predict(batch)`, which `train()` calls too, is a forward wrapper)
         if any(self._evaluating_manager(c) is not None for c in helper.calls):
             return False  # `with torch.no_grad(), evaluating(self.policy):` (pfrl): the helper sets the mode itself
@@ -2277,23 +2337,34 @@ def _abstract_forward(facts, cls) -> bool:
     """The class's own forward only raises NotImplementedError (Deep SVDD's `BaseNet`), or is an
     abstractmethod: the networks passed as this type are its subclasses."""
     forward = cls.methods.get("forward")
-    if forward is None or forward.node is None:
+    return forward is not None and _abstract_method(facts, forward, bare_body=False)
+
+
+def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> bool:
+    """An abstractmethod, or a method that only raises NotImplementedError (with `bare_body`, also one
+    whose body is only `pass` or `...`): the subclasses say what it does."""
+    if method.node is None:
         return False
-    if any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in forward.decorators):
+    if any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in method.decorators):
         return True
-    body = [s for s in forward.node.body.body if not (
+    body = [s for s in method.node.body.body if not (
         isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Expr) and isinstance(x.value, cst.SimpleString) for x in s.body)
     )]
-    return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise) and (
-        "NotImplementedError" in facts.module.code_for_node(body[0])
-    )
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return False
+    only = body[0].body[0]
+    if isinstance(only, cst.Raise):
+        return "NotImplementedError" in facts.module.code_for_node(body[0])
+    return bare_body and (isinstance(only, cst.Pass) or isinstance(only, cst.Expr) and isinstance(only.value, cst.Ellipsis))
 
 
 def _switches_itself(cls) -> bool:
-    """An nn.Module that trains itself: some method calls `self.train()` and steps or backpropagates
-    (ECAPA-TDNN's `ECAPAModel.train_network`). Its evaluation methods are passes like a trainer's."""
+    """An nn.Module that trains itself: some method calls `self.train()` (or its networks' `train()`) and
+    steps or backpropagates (ECAPA-TDNN's `ECAPAModel.train_network`, SEGAN's `train(opts, dloader, ...)`).
+    Its evaluation methods are passes like a trainer's."""
     return any(
-        any(c.receiver == "self" and c.method == "train" for c in m.calls)
+        any((c.receiver == "self" or (c.receiver or "").startswith("self.")) and c.method == "train" and not c.node.args
+            for c in m.calls)
         and any(c.method in ("backward", "step") for c in m.calls)
         for m in cls.methods.values()
     )
