@@ -1483,6 +1483,11 @@ class _ElementUses(cst.CSTVisitor):
         return True
 
 
+def _number_of(call: cst.Call) -> bool:
+    """`int(t[-1])`, `float(t.sum())`, `len(t)`: the tensor read back as a Python number."""
+    return isinstance(call.func, cst.Name) and call.func.value in ("int", "float", "bool", "len")
+
+
 def _cast_to_host(fn: FunctionInfo, factory: cst.Call) -> bool:
     """The factory is part of a value brought to the host as it is assigned: `size = int(width *
     torch.zeros(1).normal_(0.8, 0.3))` keeps a Python number, not the tensor."""
@@ -1938,6 +1943,8 @@ class _UseScan(cst.CSTVisitor):
             self._cpu_side_depth += 1
             # `if torch.rand(1).item() < p:`: read back as a Python number where it is made
             self.indexing.update(id(part) for part in _shaping_chain(node.func.value))
+        elif _number_of(node):
+            self._cpu_side_depth += 1  # open-unmix's `pos = int(cur_frame[-1]) + 1`: a Python number
 
     def leave_Call(self, original_node: cst.Call) -> None:
         self.call_tick[id(original_node)] = self._tick  # its own arguments (`from_numpy(window_sum)`) are read by now
@@ -1945,6 +1952,8 @@ class _UseScan(cst.CSTVisitor):
             self._tick += 1
             self.made_at[id(original_node)] = self._tick  # what it hands back exists from here on
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in _CPU_SIDE_METHODS:
+            self._cpu_side_depth -= 1
+        elif _number_of(original_node):
             self._cpu_side_depth -= 1
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
