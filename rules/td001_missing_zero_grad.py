@@ -95,11 +95,12 @@ class MissingZeroGrad(Rule):
                     never = f"reset only for the step under `if {ctx.code(served)}:`"
                 elif sometimes is not None:
                     never = f"reset only under `if {ctx.code(sometimes)}:`, which the step does not wait for"
+                shown = event.target.replace("[]", "[...]")  # `optimizers[name].step()`: one of a dict's optimizers
                 yield ctx.report(
                     event.node,
-                    f"optimizer '{event.target}' is stepped {when} but its gradients are "
+                    f"optimizer '{shown}' is stepped {when} but its gradients are "
                     f"{never}, so they sum across steps; call "
-                    f"`{event.target}.zero_grad()` after each step",
+                    f"`{shown}.zero_grad()` after each step",
                 )
 
     def _reset_on_every_path(self, facts, training, loop, events, step) -> bool:

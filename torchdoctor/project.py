@@ -208,15 +208,25 @@ class ProjectIndex:
             return
         here = Path(facts.path)
         pending = [(here, module, 0) for module in facts.star_imports]
+        added: set[str] = set()
         while pending:
             importer, module, depth = pending.pop()
             other = self.module_facts(importer, module) if depth <= 3 else None
             if other is None:
                 continue
             for local, target in other.imports.items():
-                if local not in facts.classes and local not in facts.toplevel_functions:
-                    facts.imports.setdefault(local, target)
+                if local not in facts.classes and local not in facts.toplevel_functions and local not in facts.imports:
+                    facts.imports[local] = target
+                    added.add(local)
             pending.extend((Path(other.path), star, depth + 1) for star in other.star_imports)
+        if added:  # what the parse could not resolve: `torch.softmax(x)` with `torch` from the star
+            for call in facts.calls:
+                if call.qualname is None and call.dotted and call.dotted.partition(".")[0] in added:
+                    call.qualname = facts.qualify(call.dotted)
+            for cls in facts.all_classes:
+                cls.bases = tuple(
+                    facts.qualify(w) or b if w.partition(".")[0] in added else b for b, w in zip(cls.bases, cls.written_bases)
+                )
 
     def _definition_in(self, importer: Path, module: str, name: str, depth: int):
         if depth > 3:

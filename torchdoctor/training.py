@@ -169,6 +169,10 @@ class TrainingFacts:
         if m is not None and m.startswith("step_") and "schedul" not in m and call.receiver is not None and self.is_optimizer(call.receiver):
             # ScheduledOptim.step_and_update_lr(); not omnivision's `self.optim.step_schedulers(where)`
             return "step", self.canonical(call.receiver, fn)
+        if m in ("step", "zero_grad") and call.receiver is None:
+            element = _element_of(call)  # `optimizers[name].step()`: pytorch-kaldi keeps one optimizer per network
+            if element is not None and self.is_optimizer(element):
+                return ("step" if m == "step" else "reset"), self.canonical(element, fn)
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
             if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
@@ -282,8 +286,14 @@ class TrainingFacts:
             seen.discard(id(fn))
 
     def _over_optimizers(self, loop: LoopInfo) -> bool:
-        """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step."""
-        return any(self.is_optimizer(t) for t in loop.targets)
+        """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step
+        (so does `for name in optimizers.keys():` over a dict of them, pytorch-kaldi's)."""
+        if any(self.is_optimizer(t) for t in loop.targets):
+            return True
+        walked = loop.node.iter if isinstance(loop.node, cst.For) else None
+        if isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) and walked.func.attr.value in ("keys", "values", "items"):
+            return self.is_optimizer(dotted_name(walked.func.value))
+        return False
 
     def method_of_local_instance(self, call: CallInfo) -> FunctionInfo | None:
         """`manager.step_optimizers(step)` with `manager = TrainingManager(model)` built in this file, or
@@ -505,7 +515,7 @@ class TrainingFacts:
             if chosen:
                 return any(self.constructs_module(cst.Call(func=alt, args=node.args), depth + 1) for alt in chosen)
             return bool(_BUILDER_METHOD.match(called[5:]))
-        helper, here = self._helper_function(called) if depth < 2 else (None, False)
+        helper, home = self._helper_function(called) if depth < 2 else (None, None)
         if helper is not None:
             values = [r.value for r, _ in helper.returns if r.value is not None]
             returned = {dotted_name(v) for v in values}
@@ -513,8 +523,10 @@ class TrainingFacts:
                 if arg.keyword is None and returned == {param}:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
                     return self.constructs_module(arg.value, depth + 1)
             # `def _create_block(bt): return ResidualBlock(width, heads)` inside __init__, or Vim's module-level
-            # `def create_block(...): block = Block(...); block.layer_idx = i; return block`
-            if here and values and all(self.constructs_module(_named_value(helper, v), depth + 1) for v in values):
+            # `def create_block(...): block = Block(...); block.layer_idx = i; return block`; or a project
+            # helper of another file, judged with that file's imports (`conv_block(cin, cout)` from blocks.py)
+            judge = self if home is self.facts else TrainingFacts(home, self.project)
+            if values and all(judge.constructs_module(_named_value(helper, v), depth + 1) for v in values):
                 return True
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
             source = dotted_name(node.args[0].value) or ""
@@ -595,18 +607,18 @@ class TrainingFacts:
             for alt in _class_alternatives(a.value)
         ]
 
-    def _helper_function(self, name: str | None) -> tuple[FunctionInfo | None, bool]:
+    def _helper_function(self, name: str | None) -> tuple[FunctionInfo | None, "FileFacts | None"]:
         """(a plain function called `name`: one defined in this file, at any depth, or imported from the
-        project; whether it is in this file)."""
+        project; the facts of the file it is written in)."""
         if not name or "." in name or name in self.facts.classes:
-            return None, False
+            return None, None
         local = [f for f in self.facts.functions if f.name == name and f.cls is None and not f.is_module]
         if local:
-            return (local[0], True) if len(local) == 1 else (None, False)
+            return (local[0], self.facts) if len(local) == 1 else (None, None)
         found = self.project.resolve_imported(self.facts, name) if self.project is not None else None
         if found is not None and isinstance(found[1], FunctionInfo):
-            return found[1], False  # `from .network_utils import *` ... `layer_init(nn.Linear(d, n))`
-        return None, False
+            return found[1], found[0]  # `from .network_utils import *` ... `layer_init(nn.Linear(d, n))`
+        return None, None
 
 
 _LAYER_CLASS_NAME = re.compile(r"(BatchNorm|GroupNorm|LayerNorm|Norm[123]d|Conv[123]d|Linear)$")
@@ -759,6 +771,15 @@ def _grad_owners(nodes) -> set[str]:
     for node in nodes:
         (node.value if isinstance(node, cst.Arg) else node).visit(_V())
     return owners
+
+
+def _element_of(call: CallInfo) -> str | None:
+    """`optimizers[k].step()`: the container's name as element targets are written (`optimizers[]`)."""
+    func = call.node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript):
+        base = dotted_name(func.value.value)
+        return f"{base}[]" if base else None
+    return None
 
 
 def _base(name: str) -> str:
