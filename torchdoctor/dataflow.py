@@ -526,14 +526,24 @@ class DataFlow:
             return choices
         return [
             (value, method, order) for value, method, order in choices
-            if all(taken.get(test, way) == way for test, way in self._settings_taken(self.facts.branches_at.get(order, ())).items())
+            if all(taken.get(test, way) == way
+                   for test, way in self._settings_taken(self.facts.branches_at.get(order, ()), method).items())
         ]
 
-    def _settings_taken(self, branches) -> dict[str, bool]:
-        """code of an `if` test on `self.` settings -> whether its body (True) or else branch was taken."""
+    def _settings_taken(self, branches, method: FunctionInfo | None = None) -> dict[str, bool]:
+        """code of an `if` test on `self.` settings -> whether its body (True) or else branch was taken.
+        In `method`, a parameter it stores as a setting reads as that setting: MolCLR's `__init__` tests
+        `config['dataset']['task']` after `self.config = config`, `_step` tests `self.config[...]`."""
+        stored = {
+            a.value.value: a.targets[0] for a in (method.assigns if method is not None else ())
+            if isinstance(a.value, cst.Name) and a.value.value in method.params and len(a.targets) == 1
+            and a.targets[0].startswith("self.") and a.targets[0].count(".") == 1
+        }
         out = {}
         for if_id, branch in branches:
             test = self.facts.if_tests.get(if_id)
+            if test is not None and stored:
+                test = test.visit(_AsSettings(stored))
             if test is not None and _reads_only_self(test):
                 out[cst.Module([]).code_for_node(test)] = branch == 0
         return out
@@ -984,6 +994,21 @@ def _parameter_tested(test: cst.BaseExpression | None, params) -> tuple | None:
     if _UNKNOWN in literals:
         return None
     return param, literals, isinstance(operator, (cst.Equal, cst.In))
+
+
+class _AsSettings(cst.CSTTransformer):
+    """`config[...]` -> `self.config[...]` for the parameters a method stores on `self`."""
+
+    def __init__(self, stored: dict[str, str]) -> None:
+        super().__init__()
+        self.stored = stored
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return updated_node.with_changes(attr=original_node.attr)  # `x.config` names no parameter
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        target = self.stored.get(original_node.value)
+        return cst.parse_expression(target) if target else updated_node
 
 
 def _reads_only_self(test: cst.BaseExpression) -> bool:
