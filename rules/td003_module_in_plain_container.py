@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchdoctor.dataflow import is_none
 from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
 from torchdoctor.rule import Rule
 
@@ -136,8 +137,9 @@ class ModuleInPlainContainer(Rule):
                     if a.augmented == "AddAssign" and a.value is not None and _holds_module(training, a.value):
                         filled_with_modules.setdefault(t, []).append(a.context)  # `self.heads += [nn.Linear(...)]`
             local_sources = _local_container_sources(assigns)
+            placed_by_hand = _placed_by_hand(assigns)
             for a, attr in _attribute_assignments(assigns):
-                if attr in handed_on:
+                if attr in handed_on or attr in placed_by_hand:
                     continue
                 if attr in registered and any(
                     c.function is not a.function or not exclusive_branches(c.context.branches, a.context.branches)
@@ -221,11 +223,31 @@ def _is_empty(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and not value.args
 
 
+def _placed_by_hand(assigns: list[AssignInfo]) -> set[str]:
+    """Containers whose elements the class moves itself: `self.dinov2[0] = self.dinov2[0].to(x.device)`
+    (DeDoDe keeps a frozen backbone in a list on purpose, "to not show parameters to DDP")."""
+    out = set()
+    for a in assigns:
+        for t in a.targets:
+            if t.endswith("[]") and isinstance(a.value, cst.Call):
+                value = a.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+                    value = value.func.value
+                if value is not a.value and isinstance(value, cst.Subscript) and dotted_name(value.value) == t[:-2]:
+                    out.add(t[:-2])
+    return out
+
+
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double"})
+
+
 def _holds_module(training, value: cst.BaseExpression) -> bool:
     if training.constructs_module(value):
         return True
     if isinstance(value, cst.IfExp):  # `[Block(gpsa=True) if i < k else Block(gpsa=False) for i in range(n)]`
-        return _holds_module(training, value.body) and _holds_module(training, value.orelse)
+        # (or None where a slot has no module: chemprop's `None if predictor is None else nn.ModuleList(...)`)
+        sides = [side for side in (value.body, value.orelse) if not is_none(side)]
+        return bool(sides) and all(_holds_module(training, side) for side in sides)
     if isinstance(value, (cst.List, cst.Tuple)):
         return any(_holds_module(training, el.value) for el in value.elements if isinstance(el, cst.Element))
     if isinstance(value, cst.Dict):
