@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
-from torchdoctor.mode_methods import forgotten_by_eval_method, module_eval_switches_nothing
+from torchdoctor.mode_methods import forgotten_by_eval_method, lightning_eval_hook_switches_nothing, module_eval_switches_nothing
 from torchdoctor.rule import Rule
 
 
@@ -102,6 +102,14 @@ class EvalWithoutEvalMode(Rule):
         """A wrapper's own `eval()` that forgets a network its `train()` switches (AttGAN's `self.G`),
         unless a run of that network in the class was reported already."""
         for cls in ctx.facts.all_classes:
+            for hook in lightning_eval_hook_switches_nothing(cls):
+                stage = hook.name.removeprefix("on_").removesuffix("_model_eval")
+                yield ctx.report(
+                    hook.node.name,
+                    f"`{cls.name}.{hook.name}()` replaces Lightning's hook without calling `self.eval()`: the "
+                    f"{stage} loop runs the model with Dropout and BatchNorm as in training; call `self.eval()` "
+                    f"(or `super().{hook.name}()`) in it",
+                )
             if ctx.training.is_module_class(ctx.facts, cls):
                 # nn.Module's own train()/eval() reach every submodule through super(); an override that
                 # switches nothing replaces them

@@ -81,3 +81,37 @@ def module_eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
     if any(call.dotted != "print" for call in method.calls):
         return None
     return method
+
+
+# Lightning calls these to switch the model to eval mode before each validation/test/predict loop
+LIGHTNING_EVAL_HOOKS = ("on_validation_model_eval", "on_test_model_eval", "on_predict_model_eval")
+
+
+def lightning_eval_hook_switches_nothing(cls: ClassInfo) -> list[FunctionInfo]:
+    """A LightningModule's override of `on_validation_model_eval` (or the test/predict twin) that never
+    calls `self.eval()`, `self.train(False)`, `self.trainer.model.eval()` or the base hook: Lightning's
+    own hook is what switches the model to eval mode, so the loop runs it in training mode (chemprop's
+    override sets a few transforms back to `train()` after `self.eval()`; without that first call,
+    every layer trains)."""
+    found = []
+    for name in LIGHTNING_EVAL_HOOKS:
+        method = cls.methods.get(name)
+        if method is None or method.node is None:
+            continue
+        switches = any(
+            c.method == "eval" and (c.receiver == "self" or (c.receiver or "").endswith("trainer.model"))
+            or c.method == "train" and c.receiver == "self" and bool(c.node.args)
+            or c.method == name and _on_super(c.node)
+            for c in method.calls
+        )
+        if not switches:
+            found.append(method)
+    return found
+
+
+def _on_super(call: cst.Call) -> bool:
+    """`super().on_validation_model_eval()`, `super(MPNN, self).on_validation_model_eval()`."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and (
+        isinstance(func.value.func, cst.Name) and func.value.func.value == "super"
+    )
