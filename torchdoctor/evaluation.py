@@ -47,10 +47,10 @@ _PARAMETER_FREE = re.compile(
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
 _RUN_METHOD = re.compile(
-    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|infer|inference|embed\w*|extract_feat\w*|render|"
+    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|infer|inference|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -472,7 +472,7 @@ class Evaluation:
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
                 # (not `if self.segmentation_model.training: x = self.augmentation_model(x)`: a run the helper
                 # makes only in training mode, whose model the evaluation never reaches)
-                named = [(r, self._as_caller_sees(r, helper)) for r in self.model_runs(helper, depth + 1)
+                named = [(r, self._as_caller_sees(r, helper, c)) for r in self.model_runs(helper, depth + 1)
                          if not _gated_by_training_flag(r.call)]
                 # every model the helper runs, once each (`self.forward(batch)` runs text_enc and mov_enc)
                 distinct = list({m: (r, m) for r, m in reversed(named) if m is not None}.values())[::-1]
@@ -577,14 +577,18 @@ class Evaluation:
                 return ModelRun(call, name, has_modes=name in self._switched_models, grad_off_inside=self._sets_grad_mode(helper))
         return None
 
-    def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo) -> str | None:
+    def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo, call: CallInfo | None = None) -> str | None:
         """The name a helper's model run has where the helper is called: `self.model`, a variable of
-        the enclosing function, or `self.net` behind the helper's `net = self.net`. None for the
-        helper's parameter or its own local (`for text_encoder in [self.enc, self.enc_2]`), which mean
+        the enclosing function, or `self.net` behind the helper's `net = self.net`; with the `call`,
+        what the caller passes for the helper's parameter (MolCLR's `self._step(model, xis, xjs)`).
+        None for the helper's own local (`for text_encoder in [self.enc, self.enc_2]`), which means
         nothing to the caller."""
         head, dot, tail = run.model.partition(".")
         if head == "self":
             return run.model
+        if head in helper.params and head != "self" and call is not None:
+            passed = _model_named(self.flow.argument_for(helper, head, call))
+            return passed + dot + tail if passed and self.is_model_name(passed) else None
         if head in helper.params or any(head in loop.targets for loop in helper.loops):
             return None
         if head not in helper.assigned_names():
@@ -1412,7 +1416,7 @@ class Evaluation:
                     continue  # `load_or_compute_activations(..., None, ...)`: the real images, no model on this path
                 name = _model_named(arg)
                 if name is None:
-                    return True  # passed something we cannot follow: give the benefit of the doubt
+                    continue  # passed something we cannot follow: no claim from this caller
                 if judge._plain_function(name, site):
                     continue  # `net = lambda X: linreg(X, w, b)` (d2l's `evaluate_loss(net, ...)`): no mode to set
                 caller_model = name + model[len(head):]
@@ -2086,7 +2090,13 @@ def _model_named(arg: cst.BaseExpression | None) -> str | None:
     (the wrapped model either way, whose mode is the wrapper's)."""
     if isinstance(arg, cst.IfExp):
         return unwrapped_either_way(arg)
+    while (isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value in _PLACEMENTS
+           and isinstance(arg.func.value, (cst.Name, cst.Attribute, cst.Call))):
+        arg = arg.func.value  # `test(cfg, model.to(device))`: the same module, in the mode it was in
     return dotted_name(arg) if arg is not None else None
+
+
+_PLACEMENTS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16"})
 
 
 def _one_training_batch(fn: FunctionInfo) -> bool:
