@@ -1557,6 +1557,8 @@ def _device_attributes(cls) -> set[str]:
                 if t.startswith("self.") and t.count(".") == 1 and isinstance(a.value, cst.Call):
                     q = dotted_name(a.value.func) or ""
                     last = q.rsplit(".", 1)[-1]
+                    if last.endswith("Tensor") and q.startswith("torch.") and ".cuda." not in q:
+                        continue  # `self.anchors = torch.Tensor(anchors)`: a plain CPU tensor, which `.to()` leaves alone
                     if last[:1].isupper() or "Parameter" in q:
                         attrs.add(t[5:])  # `self.proj = nn.Linear(...)`, `self.w = nn.Parameter(...)`, `Block(...)`
     return attrs
@@ -1566,6 +1568,7 @@ def _device_attributes(cls) -> set[str]:
 # uses of a name that keep it on the host: an index, metadata or a `.cpu()`-side read, handed back
 # to the caller, or arithmetic in a statement that touches nothing on the device
 _HOST_KINDS = ("index", "cpu", "return", "host")
+_SHAPE_OF_ARGUMENT = frozenset({"expand_as", "view_as", "reshape_as"})
 
 
 class _Statement:
@@ -1870,6 +1873,9 @@ class _UseScan(cst.CSTVisitor):
         if callee in ("zip", "enumerate"):
             # `zip(self.blocks, to_drop)`: iterated element by element, each a 0-dim value, which mixes
             # with CUDA tensors (reformer's layer-drop flags, read as Python booleans)
+            self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPE_OF_ARGUMENT:
+            # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
         host_argument = _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1])
         if host_argument is not None:
