@@ -286,6 +286,8 @@ class ProjectIndex:
             scoped: dict[str, list] = {}  # name -> functions whose own import binds it (None: the module's)
             for local, imported in other.all_imports:
                 if imported.name == function_name:
+                    if local in other.toplevel_functions:
+                        continue  # dino's eval_copy_detection imports extract_features, then defines its own
                     if self.module_file(path, imported.module) == here:
                         names.add(local)  # from train_utils import validation (as val)
                         scoped.setdefault(local, []).append(other.import_scope.get(id(imported)))
@@ -413,6 +415,19 @@ class ProjectIndex:
         self.consulted.update(hashes)
         return answer
 
+    def _class_of_module(self, other: FileFacts | None, name: str) -> tuple[FileFacts, ClassInfo] | None:
+        """Class `name` of a project module: defined there, or re-exported by it (`utils/__init__.py`'s
+        `from .loss import FocalLoss`, reached as `utils.FocalLoss`)."""
+        if other is None:
+            return None
+        if name in other.classes:
+            return other, other.classes[name]
+        if name in other.imported:
+            found = self.resolve_imported(other, name)
+            if found is not None and isinstance(found[1], ClassInfo):
+                return found[0], found[1]
+        return None
+
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
         """A class by the name used in `facts`: defined there, imported from the project, or
         reached through an imported project module (`import seq2seq_models as sm` ... `sm.Decoder`)."""
@@ -425,19 +440,13 @@ class ProjectIndex:
                 return None
             # `import common as c` ... `c.Upsampler`, or `from model import common` ... `common.Upsampler`
             path = module.module if module.name is None else _submodule(module.module, module.name)
-            other = self.module_facts(Path(facts.path), path)
-            if other is not None and tail in other.classes:
-                return other, other.classes[tail]
-            if other is not None and tail in other.imported:  # `import utils` ... `utils.FocalLoss`, re-exported
-                found = self.resolve_imported(other, tail)  # by utils/__init__.py's `from .loss import FocalLoss`
-                if found is not None and isinstance(found[1], ClassInfo):
-                    return found[0], found[1]
-            return None
-        if dot and facts.path != "<string>" and head in facts.imported and facts.imported[head].name is None:
-            # `import patchcore.common` ... `patchcore.common.NetworkFeatureAggregator(...)` (PatchCore)
+            return self._class_of_module(self.module_facts(Path(facts.path), path), tail)
+        plain_import = head in facts.imported and facts.imported[head].name is None or facts.imports.get(head) == head
+        if dot and facts.path != "<string>" and plain_import:
+            # `import patchcore.common` ... `patchcore.common.NetworkFeatureAggregator(...)` (PatchCore), or
+            # `import flair.nn` ... `flair.nn.Classifier`, re-exported by flair/nn/__init__.py
             module, _, cls_name = name.rpartition(".")
-            other = self.module_facts(Path(facts.path), module)
-            return (other, other.classes[cls_name]) if other is not None and cls_name in other.classes else None
+            return self._class_of_module(self.module_facts(Path(facts.path), module), cls_name)
         found = self.resolve_imported(facts, name)
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
