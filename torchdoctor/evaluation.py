@@ -256,6 +256,12 @@ class Evaluation:
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) and not _switches_itself(fn.cls):
                 # a model's own infer()/predict(): whoever calls it sets the modes (unless the module runs its
                 # own training and evaluation, switching itself: ECAPA-TDNN's `train_network`/`eval_network`)
+                own = self._runs_over_own_loader(fn) if _EVAL_NAME.search(fn.name) else ()
+                if own:
+                    # flair's `TextRegressor.evaluate(data_points)` batches the data itself and runs the model
+                    # per batch: the caller sets the mode, but only the method can keep each batch's graph
+                    # from being built (judged for gradients only)
+                    out.append(EvalPass(fn, own, True))
                 continue
             if fn.cls is not None and _ACTING_CLASS.search(fn.cls.name) and _ACTING_METHOD.match(fn.name):
                 continue  # `@torch.no_grad() def __call__(self, state)` of an RL agent: acting while training, not an evaluation
@@ -320,6 +326,20 @@ class Evaluation:
             ):
                 return True
         return False
+
+    def _runs_over_own_loader(self, fn: FunctionInfo) -> tuple[ModelRun, ...]:
+        """A module method's runs per batch of a DataLoader it builds itself, with the mode left to
+        its callers (has_modes False)."""
+        loaders = {t for a in fn.assigns if isinstance(a.value, cst.Call)
+                   and (dotted_name(a.value.func) or "").rsplit(".", 1)[-1] == "DataLoader" for t in a.targets}
+        if not loaders:
+            return ()
+        runs = []
+        for r in self.model_runs(fn):
+            loop = r.call.context.loop
+            if loop is not None and isinstance(loop.node, cst.For) and loaders & names_in(unwrap_iter(loop.node.iter)):
+                runs.append(ModelRun(r.call, r.model, has_modes=False, grad_off_inside=r.grad_off_inside))
+        return tuple(runs)
 
     def _run_by_a_framework(self, hook: FunctionInfo) -> bool:
         """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
