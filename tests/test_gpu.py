@@ -382,9 +382,34 @@ def _cuda_zero_dim_times_cpu_vector(x):
     return x.sum() * torch.ones(x.shape[0])  # normflows' cached _Linear: a CUDA 0-dim log-det times CPU ones
 
 
+def _window_indices_into_cuda_spectrogram(x):
+    """open-unmix's Wiener filtering: CPU frame indices read and write CUDA tensors beside an int index,
+    and the window moves on as a Python int read from the last index."""
+    out = torch.zeros_like(x)
+    pos = 0
+    while pos < x.shape[1]:
+        cur_frame = torch.arange(pos, min(x.shape[1], pos + 2))
+        pos = int(cur_frame[-1]) + 1
+        out[0, cur_frame] = x[0, cur_frame] * 2
+    return out
+
+
+def _host_shapes_from_cuda_tensors(x):
+    """YOLOv2's loss: `coord_mask.expand_as(tcoord)`; expand_as/view_as/reshape_as read only the other
+    tensor's shape, so a CPU tensor shaped after a CUDA one stays on the CPU until it is moved."""
+    mask = torch.ones(4, 1, 3).expand_as(x)
+    target = torch.zeros(60).view_as(x).reshape_as(x)
+    assert mask.device.type == "cpu" and target.device.type == "cpu"
+    return x * mask.cuda() + target.cuda()
+
+
+def _zero_dim_fill_value_in_where(x):
+    return torch.where(x > 0, torch.tensor(0.0), x)  # flair's lemmatizer masks encoder outputs with a CPU 0.0
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
+    [_window_indices_into_cuda_spectrogram, _host_shapes_from_cuda_tensors, _zero_dim_fill_value_in_where, _zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int, _cpu_flags_returned_then_read_as_masks,
