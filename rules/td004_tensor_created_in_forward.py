@@ -565,6 +565,25 @@ def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
     return any(f"{op}(" in code for op in _INDEX_OPS)
 
 
+def _single_draws_compared(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The sides of the test's comparisons made by a one-element factory (`torch.rand(1)`,
+    `torch.empty(1).uniform_(0, 1)`), through `and`/`or`/`not`."""
+    if isinstance(test, cst.BooleanOperation):
+        return _single_draws_compared(test.left) + _single_draws_compared(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _single_draws_compared(test.expression)
+    if not isinstance(test, cst.Comparison):
+        return []
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    out = []
+    for side in sides:
+        made = _shaping_chain(side)[-1]
+        if (isinstance(made, cst.Call) and (dotted_name(made.func) or "").split(".")[0] == "torch"
+                and len(made.args) == 1 and isinstance(made.args[0].value, cst.Integer) and made.args[0].value.value == "1"):
+            out.append(side)
+    return out
+
+
 def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`torch.arange(b).unsqueeze(-1).long()`: the node, then each receiver down the reshaping methods,
     ending at the tensor they all reshape."""
@@ -1769,6 +1788,10 @@ class _UseScan(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         """`if ids.numel() == 0 or int(ids[-1]) != eos:`: a test is a statement of its own."""
+        for draw in _single_draws_compared(node.test):
+            # `if torch.empty(1).uniform_(0, 1) < drop_prob:` (QANet's layer dropout): one random draw,
+            # compared to a Python number and read back as a bool where it is made
+            self.indexing.update(id(part) for part in _shaping_chain(draw))
         self._statements.append(_Statement(node.test, self.device))
         node.test.visit(self)
         self._statements.pop()
