@@ -50,7 +50,7 @@ _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -955,7 +955,10 @@ class Evaluation:
                 return named == "train"
         if _trains_receiver(callee, model):
             return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
-        return model.startswith("self.") and call.receiver == "self" and _trains_receiver(callee, "self")
+        # (`self.train()` switches every child; `self.base_model.train()` leaves `self.semantic_model` alone)
+        return model.startswith("self.") and call.receiver == "self" and any(
+            i.method == "train" and not _is_false_arg(i.node) and i.receiver == "self" for i in callee.calls
+        )
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo, by_name: bool = True) -> bool:
         """A helper that does not set train/eval mode itself (and, `by_name`, is not named as an
