@@ -32,7 +32,14 @@ _HOST_ARGUMENTS = {
     # (flowtron's `self.CTCLoss(log_probs, torch.arange(1, n + 1)[None], ...)`; checked in tests/test_gpu.py)
     "ctc_loss": (1, "targets"),
     "CTCLoss": (1, "targets"),
+    # the output size of `F.interpolate(x, (w, h))` is read as Python ints (SpeechBrain's time warping)
+    "interpolate": (1, "size"),
 }
+# factories whose positional arguments and these keywords are sizes or bounds, read as Python numbers:
+# `torch.randint(low=lo, high=start_max + 1, size=(drop_times[i],))`
+_SIZED_FACTORIES = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange"}
+_SIZE_KEYWORDS = {"size", "low", "high", "start", "end", "step"}
+_TO_ZERO_DIM = {"max", "min", "sum", "mean", "prod", "amax", "amin", "norm", "all", "any", "std", "var"}
 _CPU_SIDE_METHODS = {"tolist", "item", "numel", "size", "dim", "numpy", "cpu"}
 _INDEX_OPS = ("index_select", "gather", "take_along_dim", "index_add", "index_copy", "index_fill", "scatter", "scatter_add")
 # Methods that reshape or fill a tensor where it is: a move at the end of the chain moves the factory.
@@ -1120,6 +1127,12 @@ def _dimensions(call: cst.Call) -> int | None:
         if len(args) == 1:
             return 1 if isinstance(args[0], cst.Integer) else None
         return len(args)
+    size = keyword_arg(call, "size")
+    size = size.value if size is not None else None
+    if name in ("randint", "zeros", "ones", "empty", "rand", "randn", "full") and isinstance(size, (cst.List, cst.Tuple)):
+        return len(size.elements)  # `torch.randint(low=lo, high=hi, size=(batch_size,))`
+    if name == "randint" and len(args) == 3 and isinstance(args[2], (cst.List, cst.Tuple)):
+        return len(args[2].elements)
     return None
 
 
@@ -1256,6 +1269,8 @@ class _DeviceValues:
                 func = n.func
                 if _placed_on_device(n) and not _on_the_device_of_another(n, names):
                     found = True  # `torch.arange(n, device=x.device)`, `t.to(x.device)`, `t.cuda()`
+                elif (dotted_name(func) or "").startswith("torch.") and (dotted_name(func) or "")[6:] in _SIZED_FACTORIES:
+                    return False  # `torch.randint(low=lo, high=start_max + 1, size=(k,))`: a CPU tensor, whatever its bounds
                 if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
                     return False
                 if isinstance(func, cst.Name) and func.value in _HOST_BUILTINS:
@@ -1503,8 +1518,8 @@ class _ElementUses(cst.CSTVisitor):
 
 
 def _number_of(call: cst.Call) -> bool:
-    """`int(t[-1])`, `float(t.sum())`, `len(t)`: the tensor read back as a Python number."""
-    return isinstance(call.func, cst.Name) and call.func.value in ("int", "float", "bool", "len")
+    """`int(t[-1])`, `float(t.sum())`, `len(t)`, `range(n_swaps)`: the tensor read back as Python numbers."""
+    return isinstance(call.func, cst.Name) and call.func.value in ("int", "float", "bool", "len", "range")
 
 
 def _cast_to_host(fn: FunctionInfo, factory: cst.Call) -> bool:
@@ -1897,6 +1912,14 @@ class _UseScan(cst.CSTVisitor):
             # `zip(self.blocks, to_drop)`: iterated element by element, each a 0-dim value, which mixes
             # with CUDA tensors (reformer's layer-drop flags, read as Python booleans)
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
+        if (isinstance(node.func, cst.Attribute) and node.func.attr.value in _TO_ZERO_DIM and not node.args
+                and isinstance(node.func.value, cst.Name)):
+            # `start_max - length.max()`: a 0-dim CPU tensor, which mixes with CUDA values
+            self._host_arg_reads.add(id(node.func.value))
+        if callee.startswith("torch.") and callee.count(".") == 1 and callee[6:] in _SIZED_FACTORIES:
+            for a in node.args:
+                if a.keyword is None or a.keyword.value in _SIZE_KEYWORDS:
+                    a.value.visit(_NameCollector(self._host_arg_reads))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPE_OF_ARGUMENT:
             # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))

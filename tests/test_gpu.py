@@ -407,9 +407,28 @@ def _zero_dim_fill_value_in_where(x):
     return torch.where(x > 0, torch.tensor(0.0), x)  # flair's lemmatizer masks encoder outputs with a CPU 0.0
 
 
+def _random_bounds_as_python_numbers(x):
+    """SpeechBrain-style augmentations: CPU draws as interpolate sizes, slice bounds, loop counts, and the
+    bounds of another draw taken from a CUDA length minus a CPU 0-dim maximum."""
+    c = torch.randint(1, 3, (1,))[0]
+    w = torch.randint(c - 1, c + 1, (1,))[0] + 1
+    left = torch.nn.functional.interpolate(x[None, :, :c, :], (w, x.shape[2]), mode="bilinear", align_corners=True)
+    n_swaps = torch.randint(low=0, high=2, size=(1,))
+    out = x.clone()
+    for i in range(n_swaps):
+        out[i] = x[i] * 2
+    lengths = torch.full((4,), 5, device=x.device)
+    length = torch.randint(low=1, high=3, size=(2,))
+    start_max = max(0, lengths[0] - length.max())
+    start = torch.randint(low=0, high=start_max + 1, size=(2,))
+    end = start + length
+    out[0, start[0]:end[0]] = 0.0
+    return out * left.mean()
+
+
 @pytest.mark.parametrize(
     "pattern",
-    [_window_indices_into_cuda_spectrogram, _host_shapes_from_cuda_tensors, _zero_dim_fill_value_in_where, _zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
+    [_random_bounds_as_python_numbers, _window_indices_into_cuda_spectrogram, _host_shapes_from_cuda_tensors, _zero_dim_fill_value_in_where, _zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int, _cpu_flags_returned_then_read_as_masks,
