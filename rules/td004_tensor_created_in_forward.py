@@ -898,11 +898,22 @@ def _device_movers(facts) -> dict[str, set[str]]:
     """Local helpers that move a parameter to a device, with the parameters they move
     (`def cuda_variable(t): return t.cuda()`). `weight.to(x.dtype)` is a cast, not a move."""
     movers: dict[str, set[str]] = {}
-    for fn in facts.toplevel_functions.values():
+    for name, fn in _helpers_by_call_name(facts).items():
         moved = {c.receiver for c in fn.calls if c.receiver in fn.params and _moves_device(c.node)}
         if moved:
-            movers[fn.name] = moved
+            movers[name] = moved  # (or a method: SpeechBrain's `self._dp_forward(pi_prob, ...)` moves pi_prob first)
     return movers
+
+
+def _helpers_by_call_name(facts) -> dict[str, FunctionInfo]:
+    """Top-level functions by name, and methods as `self.<name>` where only one class of the file has one."""
+    out: dict[str, FunctionInfo] = dict(facts.toplevel_functions)
+    methods: dict[str, list[FunctionInfo]] = {}
+    for cls in facts.all_classes:
+        for name, method in cls.methods.items():
+            methods.setdefault(f"self.{name}", []).append(method)
+    out.update({name: found[0] for name, found in methods.items() if len(found) == 1})
+    return out
 
 
 def _bind_arguments(call: cst.Call, params: tuple[str, ...]) -> list[tuple[str, cst.BaseExpression]]:
@@ -962,7 +973,7 @@ def _is_cpu(target: cst.BaseExpression | None) -> bool:
 
 
 def _params_of(facts) -> dict[str, tuple[str, ...]]:
-    return {name: fn.params for name, fn in facts.toplevel_functions.items()}
+    return {name: fn.params for name, fn in _helpers_by_call_name(facts).items()}
 
 
 def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str | None = None, project=None) -> bool:
