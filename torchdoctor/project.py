@@ -29,11 +29,15 @@ if TYPE_CHECKING:
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
+def _has_marker(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in PROJECT_MARKERS)
+
+
 def find_project_root(path: Path) -> Path:
     """The nearest folder above `path` holding a project marker, else the file's own folder."""
     start = path.parent if path.is_file() or path.suffix == ".py" else path
     for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+        if _has_marker(folder):
             return folder
     return start
 
@@ -124,6 +128,12 @@ class ProjectIndex:
                 if found is not None:
                     return found
             folder = folder.parent
+        if root == importer.parent and not _has_marker(root):
+            # no project marker anywhere (a downloaded archive): `from models.blocks import *` inside
+            # `models/` names the package this file sits in, whose parent is then on sys.path
+            for folder in (importer.parent, *importer.parent.parents[:3]):
+                if folder.name == parts[0]:
+                    return _module_at(folder.parent, parts)
         return None
 
     def resolve_imported(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, ClassInfo | FunctionInfo] | None:
