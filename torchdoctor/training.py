@@ -647,7 +647,7 @@ _LIBRARY_MODULE = re.compile(
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
 _NOT_A_MODULE = re.compile(r"dgl\.(distributed\.\w+|nn\.(pytorch\.)?(sparse_emb\.)?NodeEmbedding)$")
-_LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head)$", re.I)
+_LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head|model)$", re.I)
 
 
 def _named_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
