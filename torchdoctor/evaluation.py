@@ -1321,10 +1321,12 @@ class Evaluation:
             return True  # ClassyVision's hub interface: its `eval()` turns gradients off for the whole process
         if fn.is_module or depth > 3:
             return False
+        found = self._sites_anywhere(fn, through_bases=True)
         sites = [  # (`model.forward_test(...)` under no_grad in the train script)
-            (judge, site) for judge, site in self._sites_anywhere(fn, through_bases=True)
-            if not self.flow.guard_rules_out(call, judge.flow, site)
+            (judge, site) for judge, site in found if not self.flow.guard_rules_out(call, judge.flow, site)
         ]
+        if found and not sites:
+            return True  # every caller rules the call's branch out (CCNet's `flip_evaluation=False`): it never runs
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
     def _sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
