@@ -472,8 +472,11 @@ class Evaluation:
             helper = self.facts.resolve_function(c)
             if helper is None:
                 handed = self._model_handed_to_runner(c)
+                evaluator = self._evaluator_object_runs(c) if handed is None else []
                 if handed is not None:  # fairseq's `criterion(model, sample)`, `generator.generate(models, sample)`
                     runs.append(ModelRun(c, handed))
+                elif evaluator:  # BiSeNet's `single_scale = MscEvalV0(...)` ... `single_scale(net, dl)`
+                    runs.extend(evaluator)
                 elif depth == 0:
                     elsewhere = self._run_by_helper_elsewhere(c)
                     if elsewhere is not None:  # `greedy_generate(model, tokenizer, ids)` from the project's utils
@@ -560,6 +563,23 @@ class Evaluation:
             if self._derives_from(found[0], found[1], base, depth + 1):
                 return True
         return False
+
+    def _evaluator_object_runs(self, call: CallInfo) -> list[ModelRun]:
+        """An object of a project class called with the model: its `__call__` runs what it is handed
+        (a segmentation repository's multi-scale evaluator, `MscEvalV0()(net, dl)`)."""
+        if call.dotted is None or call.qualname is not None:
+            return []
+        inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        method = inst.cls.methods.get("__call__") if inst is not None and inst.cls is not None else None
+        if method is None or any(c.method in ("eval", "train") for c in method.calls):
+            return []  # (an evaluator that switches the model itself is judged where it does; `@torch.no_grad()` on
+            # its `__call__` still leaves the mode to the caller)
+        runs = []
+        for arg in call.node.args:
+            name, param = dotted_name(arg.value), self._param_bound_to(method, call, arg)
+            if name and param and self.is_model_name(name) and _calls_param(method, param):
+                runs.append(ModelRun(call, name, grad_off_inside=self._runs_param_without_grad(method, param)))
+        return runs
 
     def _model_handed_to_runner(self, call: CallInfo) -> str | None:
         """The model a call hands to code that runs it: fairseq's criterion, which computes the forward
