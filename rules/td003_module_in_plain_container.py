@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.dataflow import is_none
+from torchdoctor.dataflow import is_none, under_moves
 from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
 from torchdoctor.rule import Rule
 
@@ -230,15 +230,11 @@ def _placed_by_hand(assigns: list[AssignInfo]) -> set[str]:
     for a in assigns:
         for t in a.targets:
             if t.endswith("[]") and isinstance(a.value, cst.Call):
-                value = a.value
-                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
-                    value = value.func.value
+                value = under_moves(a.value)
                 if value is not a.value and isinstance(value, cst.Subscript) and dotted_name(value.value) == t[:-2]:
                     out.add(t[:-2])
     return out
 
-
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double"})
 
 
 def _holds_module(training, value: cst.BaseExpression) -> bool:

@@ -1280,7 +1280,7 @@ class _DeviceValues:
                 func = n.func
                 if _placed_on_device(n) and not _on_the_device_of_another(n, names):
                     found = True  # `torch.arange(n, device=x.device)`, `t.to(x.device)`, `t.cuda()`
-                elif (dotted_name(func) or "").startswith("torch.") and (dotted_name(func) or "")[6:] in _SIZED_FACTORIES:
+                elif _sized_factory(dotted_name(func)):
                     return False  # `torch.randint(low=lo, high=start_max + 1, size=(k,))`: a CPU tensor, whatever its bounds
                 if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_CALLS:
                     return False
@@ -1526,6 +1526,11 @@ class _ElementUses(cst.CSTVisitor):
             self.others += 1
             return False
         return True
+
+
+def _sized_factory(dotted: str | None) -> bool:
+    """`torch.randint`, `torch.zeros`, ...: a factory whose arguments are sizes and bounds."""
+    return bool(dotted) and dotted.startswith("torch.") and dotted[6:] in _SIZED_FACTORIES
 
 
 def _number_of(call: cst.Call) -> bool:
@@ -1927,7 +1932,7 @@ class _UseScan(cst.CSTVisitor):
                 and isinstance(node.func.value, cst.Name)):
             # `start_max - length.max()`: a 0-dim CPU tensor, which mixes with CUDA values
             self._host_arg_reads.add(id(node.func.value))
-        if callee.startswith("torch.") and callee.count(".") == 1 and callee[6:] in _SIZED_FACTORIES:
+        if _sized_factory(callee):
             for a in node.args:
                 if a.keyword is None or a.keyword.value in _SIZE_KEYWORDS:
                     a.value.visit(_NameCollector(self._host_arg_reads))

@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, codes_at
 from torchdoctor.config import Config
 from torchdoctor.engine import lint_source
-from torchdoctor.project import ProjectIndex
+from torchdoctor.project import PROJECT_MARKERS, ProjectIndex
 from torchdoctor.rule import expected_findings, rules_by_code
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
@@ -45,7 +45,6 @@ def test_package_star_import_resolves_without_a_project_marker(tmp_path):
         "        return self.criterion(outputs, labels)  # expect: TD002\n"
     )
     arch.write_text(source)
-    assert not any((folder / marker).exists() for folder in (models, *models.parents)
-                   for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
+    assert not any((folder / marker).exists() for folder in (models, *models.parents) for marker in PROJECT_MARKERS)
     result = lint_source(source, str(arch), [rules_by_code()["TD002"]], ProjectIndex())
     assert codes_at(result.findings) == sorted(expected_findings(source))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, dotted_name, exclusive_branches, names_in
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -494,8 +494,7 @@ class DataFlow:
             return base
         first = forward.params[1] if len(forward.params) > 1 else None
         hands_on = any(
-            c.method == "forward" and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call)
-            and dotted_name(c.node.func.value.func) == "super" and c.node.args
+            c.method == "forward" and calls_on_super(c.node) and c.node.args
             and _reshaped_from(c.node.args[0].value, first)  # (`super().forward(pred.transpose(1, 2), label)`)
             for c in forward.calls
         )

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_on_super, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -1887,8 +1887,7 @@ class Evaluation:
         if param is None and model.startswith("self.") and model.count(".") == 1:
             # `super().__init__(model=model)`: the base class stores it (pytorch-ood's `RMD(Mahalanobis)`)
             param = next(
-                (a.value.value for c in init.calls if c.method == "__init__" and isinstance(c.node.func, cst.Attribute)
-                 and isinstance(c.node.func.value, cst.Call) and dotted_name(c.node.func.value.func) == "super"
+                (a.value.value for c in init.calls if c.method == "__init__" and calls_on_super(c.node)
                  for a in c.node.args if a.keyword is not None and a.keyword.value == model[5:]
                  and isinstance(a.value, cst.Name) and a.value.value in init.params),
                 None,
@@ -2135,13 +2134,8 @@ def _model_named(arg: cst.BaseExpression | None) -> str | None:
     (the wrapped model either way, whose mode is the wrapper's)."""
     if isinstance(arg, cst.IfExp):
         return unwrapped_either_way(arg)
-    while (isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value in _PLACEMENTS
-           and isinstance(arg.func.value, (cst.Name, cst.Attribute, cst.Call))):
-        arg = arg.func.value  # `test(cfg, model.to(device))`: the same module, in the mode it was in
-    return dotted_name(arg) if arg is not None else None
-
-
-_PLACEMENTS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16"})
+    # (`test(cfg, model.to(device))`: the same module, in the mode it was in)
+    return dotted_name(under_moves(arg)) if arg is not None else None
 
 
 def _one_training_batch(fn: FunctionInfo) -> bool:

@@ -71,6 +71,12 @@ def method_name(call: cst.Call) -> str | None:
     return None
 
 
+def calls_on_super(call: cst.Call) -> bool:
+    """`super().forward(x)`, `super(Net, self).__init__(model=model)`: a method of the base class."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted_name(func.value.func) == "super"
+
+
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchdoctor.facts import ClassInfo, FunctionInfo
+from torchdoctor.facts import ClassInfo, FunctionInfo, calls_on_super
 
 # `eval`, `set_eval`, `eval_mode`, FullSubNet's `_set_models_to_eval_mode`: a switch, not an evaluation step
 _MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$|_mode$")
@@ -101,17 +101,9 @@ def lightning_eval_hook_switches_nothing(cls: ClassInfo) -> list[FunctionInfo]:
         switches = any(
             c.method == "eval" and (c.receiver == "self" or (c.receiver or "").endswith("trainer.model"))
             or c.method == "train" and c.receiver == "self" and bool(c.node.args)
-            or c.method == name and _on_super(c.node)
+            or c.method == name and calls_on_super(c.node)
             for c in method.calls
         )
         if not switches:
             found.append(method)
     return found
-
-
-def _on_super(call: cst.Call) -> bool:
-    """`super().on_validation_model_eval()`, `super(MPNN, self).on_validation_model_eval()`."""
-    func = call.func
-    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and (
-        isinstance(func.value.func, cst.Name) and func.value.func.value == "super"
-    )

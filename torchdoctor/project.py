@@ -425,18 +425,11 @@ class ProjectIndex:
         self.consulted.update(hashes)
         return answer
 
-    def _class_of_module(self, other: FileFacts | None, name: str) -> tuple[FileFacts, ClassInfo] | None:
-        """Class `name` of a project module: defined there, or re-exported by it (`utils/__init__.py`'s
-        `from .loss import FocalLoss`, reached as `utils.FocalLoss`)."""
-        if other is None:
-            return None
-        if name in other.classes:
-            return other, other.classes[name]
-        if name in other.imported:
-            found = self.resolve_imported(other, name)
-            if found is not None and isinstance(found[1], ClassInfo):
-                return found[0], found[1]
-        return None
+    def _class_in(self, facts: FileFacts, module: str, name: str) -> tuple[FileFacts, ClassInfo] | None:
+        """Class `name` of a project module as `facts` imports it: defined there, or re-exported by it
+        (`utils/__init__.py`'s `from .loss import FocalLoss`, reached as `utils.FocalLoss`)."""
+        found = self._definition_in(Path(facts.path), module, name, depth=0)
+        return found if found is not None and isinstance(found[1], ClassInfo) else None
 
     def find_class(self, facts: FileFacts, name: str) -> tuple[FileFacts, ClassInfo] | None:
         """A class by the name used in `facts`: defined there, imported from the project, or
@@ -450,13 +443,13 @@ class ProjectIndex:
                 return None
             # `import common as c` ... `c.Upsampler`, or `from model import common` ... `common.Upsampler`
             path = module.module if module.name is None else _submodule(module.module, module.name)
-            return self._class_of_module(self.module_facts(Path(facts.path), path), tail)
+            return self._class_in(facts, path, tail)
         plain_import = head in facts.imported and facts.imported[head].name is None or facts.imports.get(head) == head
         if dot and facts.path != "<string>" and plain_import:
             # `import patchcore.common` ... `patchcore.common.NetworkFeatureAggregator(...)` (PatchCore), or
             # `import flair.nn` ... `flair.nn.Classifier`, re-exported by flair/nn/__init__.py
             module, _, cls_name = name.rpartition(".")
-            return self._class_of_module(self.module_facts(Path(facts.path), module), cls_name)
+            return self._class_in(facts, module, cls_name)
         found = self.resolve_imported(facts, name)
         if found is not None and isinstance(found[1], ClassInfo):
             return found[0], found[1]
