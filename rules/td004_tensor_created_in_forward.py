@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -270,6 +270,8 @@ class TensorCreatedInForward(Rule):
         if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
+        # `get_noise(shape)` beside the class: named with the class whose forward reaches it
+        where = f"{fn.name} (called from {cls_name}.forward)" if _module_level(fn) else f"{cls_name}.{fn.name}"
         gpu_only = gpu_only or _runs_cuda_kernel(fn) or _hands_buffers_to_extension(ctx, fn)
         defaults = _calls_in_defaults(fn)  # `def forward(ctx, boxes, k=torch.tensor([100]))`: made once, at definition
         # kornia's `CV2SIFT`: the forward takes its input to the host for OpenCV and hands back tensors
@@ -289,7 +291,6 @@ class TensorCreatedInForward(Rule):
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
                 and not _offloaded_after(call)
             ):
-                where = f"{cls_name}.{fn.name}"
                 given = next((a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None)
                 if given is None:
                     said = (f"`.cuda()` in {where}: the model fails on CPU and ignores the device it was moved to; "
@@ -317,7 +318,7 @@ class TensorCreatedInForward(Rule):
                 ):
                     yield ctx.report(
                         call.node,
-                        f"`torch.{factory}(..., device=\"cpu\")` in {cls_name}.{fn.name} pins the tensor to the CPU: "
+                        f"`torch.{factory}(..., device=\"cpu\")` in {where} pins the tensor to the CPU: "
                         "with the model on a GPU the first op mixing it with the input raises; use the input's device",
                     )
                 continue
@@ -328,7 +329,7 @@ class TensorCreatedInForward(Rule):
                 held = uses.assigned_name(call.node)  # `idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`
                 moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
                 if problem is not None and not (device_aware or id(call.node) in uses.moved or moved_later):
-                    yield ctx.report(call.node, f"`torch.{factory}(...)` in {cls_name}.{fn.name} {problem}")
+                    yield ctx.report(call.node, f"`torch.{factory}(...)` in {where} {problem}")
                 continue  # other 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
             if factory in _LITERAL_DATA and _from_shapes(call.node):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
@@ -398,7 +399,7 @@ class TensorCreatedInForward(Rule):
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
                 call.node,
-                f"`torch.{factory}(...)` in {cls_name}.{fn.name} creates a CPU tensor on every call: once the model "
+                f"`torch.{factory}(...)` in {where} creates a CPU tensor on every call: once the model "
                 "is on a GPU, the first op mixing it with the input raises 'Expected all tensors to be on the same "
                 "device'; pass `device=` from the input (or register a buffer)",
                 replace=replace,
@@ -711,13 +712,18 @@ def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
             for call in fn.calls:
                 if call.receiver == "self" or call.receiver is None and isinstance(call.node.func, cst.Name):
                     helper = facts.resolve_function(call)
-                    if call.receiver is None and (helper is None or helper.parent is not fn):
+                    if call.receiver is None and (helper is None or helper.parent is not fn and not _module_level(helper)):
                         continue
                     if helper is not None and id(helper) not in seen and helper.name != "__init__":
                         seen.add(id(helper))
                         nxt.append(helper)
                         yield helper, False
         frontier = nxt
+
+
+def _module_level(fn: FunctionInfo) -> bool:
+    """`def get_noise(shape): return torch.randn(*shape)` beside the class, called from its forward."""
+    return fn.cls is None and fn.parent is not None and fn.parent.is_module
 
 
 _DEVICE_WORDS = ("cuda", "gpu", "device")
@@ -852,15 +858,31 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
     """Every call the forward's path makes moves the result (kornia's LoFTR: `self.pe =
     self._create_position_encoding(shape).to(self.pe.device)`); the call in `__init__` builds a buffer
     before the model is moved, and `.to()` takes it along."""
-    sites = [c for c in facts.calls_of(helper) if c.receiver == "self" and c.function.name != "__init__"]
+    sites = [c for c in _sites_in_methods(facts, helper) if c.function.name != "__init__"]
     if not sites:
         return False
     for site in sites:
         scan = scan_of(site.function)
         target = scan.assigned_name(site.node)
-        if id(site.node) not in scan.moved and not (target and target in scan.moved_names):
+        if id(site.node) not in scan.moved and not (target and target in scan.moved_names) and not _read_on_host_at(site):
             return False
     return True
+
+
+def _read_on_host_at(site) -> bool:
+    """`order = self.positions(n).tolist()`: the caller takes the result straight to the host."""
+    return any(
+        _brought_to_host(c.node) and site.node in (call_receiver(c.node), *positional_args(c.node)[:1])
+        for c in site.function.calls
+    )
+
+
+def _sites_in_methods(facts, helper: FunctionInfo) -> list:
+    """The calls a model's methods make to a helper: `self.helper(...)`, or `helper(...)` for a
+    function beside the classes (its calls from scripts and data code are not the forward's)."""
+    if _module_level(helper):
+        return [c for c in facts.calls_of(helper) if c.receiver is None and c.function.self_class() is not None]
+    return [c for c in facts.calls_of(helper) if c.receiver == "self"]
 
 
 def _callers_verdict(facts, helper: FunctionInfo, target: str, scan_of) -> str | None:
@@ -877,7 +899,7 @@ def _callers_verdict(facts, helper: FunctionInfo, target: str, scan_of) -> str |
     if len(positions) != 1:
         return None
     position = positions.pop()
-    sites = [c for c in facts.calls_of(helper) if c.receiver == "self"]
+    sites = _sites_in_methods(facts, helper)
     if not sites:
         return None
     for site in sites:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
@@ -169,8 +170,11 @@ class DataFlow:
         return self._flows.get(id(facts)) or DataFlow(facts, self.project, self._flows)
 
     # -- assignments -------------------------------------------------------------
-    def reaching_assignment(self, name: str, fn: FunctionInfo, before: int) -> AssignInfo | None:
-        """The latest assignment to `name` in `fn` that precedes order `before`.
+    def reaching_assignment(
+        self, name: str, fn: FunctionInfo, before: int, skipped: Callable[[AssignInfo], bool] | None = None
+    ) -> AssignInfo | None:
+        """The latest assignment to `name` in `fn` that precedes order `before` (and that `skipped`,
+        when given, does not rule out).
 
         `x = None` is passed over when another assignment exists: it is almost always the other
         branch of `if distributed: sampler = DistributedSampler(...) else: sampler = None`.
@@ -179,7 +183,7 @@ class DataFlow:
         candidates = [
             a for a in fn.assigns
             if a.augmented is None and a.context.order < before and name in a.targets
-            and not exclusive_branches(a.context.branches, use)
+            and not exclusive_branches(a.context.branches, use) and not (skipped is not None and skipped(a))
         ]
         real = [a for a in candidates if not is_none(a.value)] or candidates
         if not real:
@@ -330,18 +334,41 @@ class DataFlow:
     def guard_rules_out(self, call: CallInfo, caller: "DataFlow", site: CallInfo) -> bool:
         """The literal argument `site` passes makes a test around `call` false: PatchTST's
         `all_batches('train')` never reaches `elif type_ == 'predict': self.batch_predict()`.
-        `self` is the flow of call's file, `caller` the flow of the site's file. (A parameter the
-        function assigns again is not what the caller passed.)"""
-        fn = call.function
-        for if_id, branch in call.context.branches:
-            compared = _parameter_tested(self.facts.if_tests.get(if_id), fn.params)
-            if compared is None or compared[0] in fn.assigned_names():
+        `self` is the flow of call's file, `caller` the flow of the site's file."""
+        return self.branches_ruled_out(call.context.branches, call.function, caller, site)
+
+    def branches_ruled_out(self, branches, fn: FunctionInfo, caller: "DataFlow", site: CallInfo) -> bool:
+        """Some `if` around a statement of `fn` tests a parameter whose value at `site` sends control
+        the other way: `compare(a, b, train=True)` never runs `if not train: out = torch.sigmoid(out)`.
+        (A parameter the function assigns again is not what the caller passed.)"""
+        assigned = None
+        for if_id, branch in branches:
+            test = self.facts.if_tests.get(if_id)
+            tested = _parameter_in_test(test, fn.params)
+            if tested is None:
                 continue
-            param, literals, equal = compared
-            value = _literal(caller.argument_for(fn, param, site))
-            if value is not _UNKNOWN and ((value in literals) == equal) != (branch == 0):
+            if assigned is None:
+                assigned = fn.assigned_names()
+            if tested in assigned:
+                continue
+            outcome = _test_outcome(test, tested, caller.literal_argument(fn, tested, site))
+            if outcome is not None and outcome != (branch == 0):
                 return True
         return False
+
+    def literal_argument(self, fn: FunctionInfo, param: str, site: CallInfo):
+        """The literal `site` gives `param`: passed, or the parameter's default when the call passes
+        nothing for it and spreads no `*args`/`**kwargs`; _UNKNOWN otherwise."""
+        given = self.argument_for(fn, param, site)
+        if given is not None:
+            return _literal(given)
+        if any(a.star for a in site.node.args) or fn.node is None:
+            return _UNKNOWN
+        declared = fn.node.params
+        for p in (*declared.posonly_params, *declared.params, *declared.kwonly_params):
+            if p.name.value == param:
+                return _literal(p.default) if p.default is not None else _UNKNOWN
+        return _UNKNOWN
 
     def _dict_entry(self, name: str, key: str, call: CallInfo) -> cst.BaseExpression | None:
         held = self.value_of(name, call.function, call.context.order)
@@ -391,7 +418,7 @@ class DataFlow:
                 return self.kind(expr.func.value, fn, order, depth + 1)
         local = self.facts.resolve_callee(expr.func, fn)
         if local is not None:
-            return self.returns_kind(local, depth + 1)
+            return self.returns_kind(local, depth + 1, self.facts.call_info(expr))
         instance = self.instance_of(expr.func, fn, order, depth + 1)
         if instance is not None:
             return self.instance_output_kind(instance, depth + 1)
@@ -407,12 +434,24 @@ class DataFlow:
             kinds.add(self.kind(arg, site.function, site.context.order, depth + 1))
         return kinds.pop() if len(kinds) == 1 else None
 
-    def returns_kind(self, fn: FunctionInfo, depth: int = 0) -> str | None:
-        """The kind every `return` of `fn` has, if they all agree."""
+    def returns_kind(self, fn: FunctionInfo, depth: int = 0, site: CallInfo | None = None) -> str | None:
+        """The kind every `return` of `fn` has, if they all agree. Called from `site`, the branches its
+        literal arguments rule out are left out: `self.compare(a, b, train=True)` skips the
+        `if not train: out = torch.sigmoid(out)` before `return out`."""
+        def ruled_out(branches) -> bool:
+            return site is not None and self.branches_ruled_out(branches, fn, self, site)
+
         kinds = set()
         for ret, order in fn.returns:
             if ret.value is None:
                 return None
+            if ruled_out(self.facts.branches_at.get(order, ())):
+                continue
+            if isinstance(ret.value, cst.Name) and site is not None:
+                held = self.reaching_assignment(ret.value.value, fn, order, lambda a: ruled_out(a.context.branches))
+                if held is not None and held is not _AMBIGUOUS and len(held.targets) == 1 and held.value is not None:
+                    kinds.add(self.kind(held.value, fn, held.context.order, depth + 1))
+                    continue
             kinds.add(self.kind(ret.value, fn, order, depth + 1))
         return kinds.pop() if len(kinds) == 1 else None
 
@@ -993,6 +1032,34 @@ def _parameter_tested(test: cst.BaseExpression | None, params) -> tuple | None:
     if _UNKNOWN in literals:
         return None
     return param, literals, isinstance(operator, (cst.Equal, cst.In))
+
+
+def _flag_tested(test: cst.BaseExpression | None, params) -> tuple[str, bool] | None:
+    """(param, truthy) for `if train:` (True) and `if not train:` (False)."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if isinstance(test, cst.Name) and test.value in params and test.value not in ("self", "cls"):
+        return test.value, not negated
+    return None
+
+
+def _parameter_in_test(test: cst.BaseExpression | None, params) -> str | None:
+    """The parameter an `if` test compares with literals or tests as a flag."""
+    compared = _parameter_tested(test, params) or _flag_tested(test, params)
+    return compared[0] if compared is not None else None
+
+
+def _test_outcome(test: cst.BaseExpression, param: str, value) -> bool | None:
+    """Whether `test` holds when `param` is the literal `value`; None when that is not known."""
+    if value is _UNKNOWN:
+        return None
+    compared = _parameter_tested(test, (param,))
+    if compared is not None:
+        _, literals, equal = compared
+        return (value in literals) == equal
+    flag = _flag_tested(test, (param,))
+    return bool(value) == flag[1] if flag is not None else None
 
 
 class _AsSettings(cst.CSTTransformer):
