@@ -299,13 +299,17 @@ def _branches(facts, loop, node) -> tuple:
 
 def _zero_grad_as_value(module: cst.Module) -> bool:
     """`hooks.append(opt.zero_grad)`, `closure=model.zero_grad`: the method itself passed on, in code
-    (not a help text linking to `torch.optim.Optimizer.zero_grad.html`)."""
+    (not a help text linking to `torch.optim.Optimizer.zero_grad.html`, nor TranAD's stray
+    `torch.zero_grad = True`, which writes the attribute instead of reading it)."""
     called: set[int] = set()
     found = []
 
     class _Finder(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             called.add(id(node.func))
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            called.add(id(node.target))
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if node.attr.value == "zero_grad" and id(node) not in called:
