@@ -85,8 +85,9 @@ class MissingSetEpoch(Rule):
             name = self._sampler_name(ctx, sampler)
             label = f"'{name}'" if name else "the DistributedSampler"
             call = f"{name}.set_epoch(epoch)" if name else "loader.sampler.set_epoch(epoch)"
+            here = any(epoch_loop.function is fn for fn in ctx.facts.functions)
             yield ctx.report(
-                epoch_loop.node,
+                epoch_loop.node if here else loop.node,  # (an epoch loop in another file: this file's loop)
                 f"{label} is iterated every epoch but `set_epoch` is never called, so every epoch shuffles "
                 f"identically on every rank; call `{call}` at the start of each epoch",
             )
@@ -242,6 +243,12 @@ class MissingSetEpoch(Rule):
             for outer in ctx.dataflow.call_sites(site.function):  # train() -> _run_epoch() -> loop
                 if outer.context.loops:
                     return outer.context.loops[-1]
+        if ctx.project is not None and loop.function.cls is not None:
+            # `for e in range(...): self._run_epoch(e)` in a base trainer of another file, whose
+            # subclass here overrides `_run_epoch`
+            for _, _, site in ctx.dataflow.calls_from_bases(loop.function, other_files=True):
+                if site.context.loops:
+                    return site.context.loops[-1]
         return None
 
     @staticmethod

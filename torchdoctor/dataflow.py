@@ -266,6 +266,54 @@ class DataFlow:
         _, _, a, method = min(candidates, key=lambda c: (c[0], c[1]))
         return a.value, method, a.context.order
 
+    def _inherited_attribute(self, cls: ClassInfo, name: str, chain: list):
+        """(chain, value, method, order) of `self.<attr> = ...` in a base class (this file's, or with a
+        project another file's) when the class itself never assigns it; `chain` lists (flow, class)
+        from the class that reads the attribute up to the one that assigns it."""
+        for written in cls.written_bases:
+            base = lookup_class(self.project, self.facts, written)
+            if base is None or any(base[1] is c for _, c in chain) or len(chain) > 4:
+                continue
+            flow = self.flow_for(base[0])
+            longer = chain + [(flow, base[1])]
+            held = flow._attribute_value(base[1], name)
+            if held is not None:
+                return longer, held[0], held[1], held[2]
+            deeper = flow._inherited_attribute(base[1], name, longer)
+            if deeper is not None:
+                return deeper
+        return None
+
+    def _origins_down_the_chain(self, chain: list, value, method: FunctionInfo, at: int, depth: int) -> list:
+        """Origins of what a base constructor stored, for instances of the class at the head of `chain`:
+        the subclass below it hands the value on through `super().__init__(...)` (pachyderm's
+        `PytorchDDPTrainer` passing `train_data` to `BaseTrainer`), or, keeping the base's constructor,
+        is built with it. Only the reading class's own line of descent is followed: a sibling subclass
+        may override the method that reads the attribute."""
+        flow, base = chain[-1]
+        param = value.value if isinstance(value, cst.Name) else None
+        if len(chain) == 1 or method.name != "__init__" or param not in method.params or param in method.assigned_names():
+            return flow.origins(value, method, at, depth + 1)
+        sub_flow, sub = chain[-2]
+        sub_init = sub.methods.get("__init__")
+        if sub_init is None:  # built with the base's constructor: its constructions pass the value
+            project = self.project
+            sites = [(sub_flow, c) for c in sub_flow.facts.calls if c.dotted == sub.name] + (
+                [(sub_flow.flow_for(f), c) for f, c in project.callers_elsewhere(sub_flow.facts, sub.name)] if project else []
+            )
+            found = []
+            for site_flow, site in sites:
+                arg = site_flow.argument_for(method, param, site)
+                found.extend(site_flow.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
+            return found or [None]
+        handed = [c for c in sub_init.calls if super_init_of(c, base.name)]
+        if len(handed) != 1:
+            return [None]
+        arg = sub_flow.argument_for(method, param, handed[0])
+        if arg is None:
+            return [None]
+        return sub_flow._origins_down_the_chain(chain[:-1], arg, sub_init, handed[0].context.order, depth + 1)
+
     def call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
         """Calls in this file that run `fn`; for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.cls is not None:
@@ -712,9 +760,12 @@ class DataFlow:
             return self.origins(held[0], held[1], held[2], depth + 1)
         if name in fn.params:
             found = []
-            for site in self.call_sites(fn):
-                arg = self.argument_for(fn, name, site)
-                found.extend(self.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
+            # (a constructor's parameter: its class built, or handed on through `super().__init__`, in
+            # another file of the project when this one has no call)
+            sites = self.call_sites_anywhere(fn) if fn.name == "__init__" else [(self, s) for s in self.call_sites(fn)]
+            for flow, site in sites:
+                arg = flow.argument_for(fn, name, site)
+                found.extend(flow.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
         if name.startswith("self.") and fn.cls is not None:  # `self._sampler, self._loader = self._setup_data()`
             for method in fn.cls.methods.values():
@@ -722,6 +773,10 @@ class DataFlow:
                 if unpacked is not None:
                     value, index, width, at = unpacked
                     return self._element_origins(value, index, width, method, at, depth)
+            inherited = self._inherited_attribute(fn.cls, name, [(self, fn.cls)])
+            if inherited is not None:  # `self.train_data = train_data` in a base class's constructor
+                chain, value, method, at = inherited
+                return self._origins_down_the_chain(chain, value, method, at, depth)
         enclosing = fn.parent
         if "." not in name and enclosing is not None and not enclosing.is_module and name not in fn.assigned_names():
             # a closure's variable assigned in branches of the enclosing function:
@@ -1003,6 +1058,15 @@ _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what lea
 _UNKNOWN = object()
 
 
+def super_init_of(call: CallInfo, class_name: str) -> bool:
+    """`super().__init__(...)` in the constructor of a class that names `class_name` as a base."""
+    owner = call.function.cls
+    return (
+        call.method == "__init__" and call.function.name == "__init__" and owner is not None and calls_on_super(call.node)
+        and any(b.rsplit(".", 1)[-1] == class_name for b in owner.written_bases)
+    )
+
+
 def _literal(node: cst.BaseExpression | None):
     """The value of a string, integer or True/False/None literal; _UNKNOWN for anything else."""
     if isinstance(node, cst.SimpleString):
@@ -1095,8 +1159,9 @@ def _reads_only_self(test: cst.BaseExpression) -> bool:
 
 
 def _public_torch_name(qualified: str | None) -> str | None:
-    """`torch.nn.modules.loss.CrossEntropyLoss` (TransUNet imports it from there) is `torch.nn.CrossEntropyLoss`."""
-    if qualified is not None and qualified.startswith("torch.nn.modules.") and qualified.count(".") == 4:
+    """`torch.nn.modules.loss.CrossEntropyLoss` (TransUNet imports it from there) and
+    `torch.nn.modules.CrossEntropyLoss` (ShannonAI's MRC-NER) are `torch.nn.CrossEntropyLoss`."""
+    if qualified is not None and qualified.startswith("torch.nn.modules.") and qualified.count(".") in (3, 4):
         return "torch.nn." + qualified.rsplit(".", 1)[-1]
     return qualified
 
