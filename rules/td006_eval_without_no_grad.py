@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.evaluation import EVAL_TRIGGERS
+from torchdoctor.evaluation import EVAL_TRIGGERS, calls_in_loader_comprehensions, repeats_one_input
 from torchdoctor.facts import calls_within, names_in
 from torchdoctor.rule import Rule
 
@@ -61,7 +61,10 @@ class EvalWithoutNoGrad(Rule):
         evaluation = ctx.evaluation
         switches_modes = any(c.method == "eval" for c in ctx.facts.calls)
         for eval_pass in evaluation.passes:
-            if not eval_pass.by_name or eval_pass.needs_grad:
+            if eval_pass.by_name and eval_pass.needs_grad:
+                yield from self._predictions_beside_an_attack(ctx, eval_pass)
+                continue
+            if not eval_pass.by_name:
                 continue
             serving = bool(_SERVING.search(eval_pass.function.name))
             for run in eval_pass.model_calls:
@@ -69,7 +72,10 @@ class EvalWithoutNoGrad(Rule):
                 batches_inside = helper is not None and bool(helper.loops)  # `_feature_extraction(loader)` loops itself
                 # `def test(): model.eval(); pred = model(data.x, data.edge_index)`: a full-graph evaluation
                 switched = evaluation.switched_to_eval_here(run)
-                per_batch = run.call.context.loops or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
+                batched = bool(run.call.context.loops) and not repeats_one_input(run.call) or (
+                    id(run.call.node) in calls_in_loader_comprehensions(run.call.function)
+                )
+                per_batch = batched or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
                     run.call.function
                 )
                 if not (per_batch or serving):
@@ -84,10 +90,57 @@ class EvalWithoutNoGrad(Rule):
                 yield ctx.report(
                     run.call.node,
                     f"'{run.model}' runs in '{eval_pass.function.name}' with gradients enabled: "
-                    f"{'every batch' if run.call.context.loops else 'each call'} builds an autograd graph and keeps its activations for a backward that never comes; "
+                    f"{'every batch' if batched else 'each call'} builds an autograd graph and keeps its activations for a backward that never comes; "
                     "wrap it in `torch.no_grad()` or decorate the function with `@torch.inference_mode()`",
                 )
                 break
+
+
+    @staticmethod
+    def _predictions_beside_an_attack(ctx, eval_pass):
+        """An adversarial evaluation needs gradients for its attack, not for the clean and adversarial
+        predictions it scores: `clean_outputs = model(**inputs)` that feeds no backward, taken per batch
+        with gradients on, builds a graph nobody uses (an FGM evaluation without its `no_grad` blocks)."""
+        fn = eval_pass.function
+        feeding = _calls_feeding_gradients(fn)
+        for run in eval_pass.model_calls:
+            call = run.call
+            if call.dotted != run.model or not call.context.loops or id(call.node) in feeding:
+                continue  # (only the model called directly per batch: a helper may run the attack itself)
+            if run.grad_off_inside or ctx.evaluation.grad_disabled_at(call) or ctx.evaluation.frozen_model(run):
+                continue
+            yield ctx.report(
+                call.node,
+                f"'{run.model}' runs in '{fn.name}' with gradients enabled, and its output feeds no backward: "
+                "every batch builds an autograd graph beside the attack's; wrap the prediction in `torch.no_grad()`",
+            )
+            return
+
+
+def _calls_feeding_gradients(fn) -> set[int]:
+    """Ids of the calls whose results flow into a `backward()` or `torch.autograd.grad(...)` of fn,
+    through its assignments."""
+    needed: set[str] = set()
+    feeding: set[int] = set()
+    for c in fn.calls:
+        if c.method == "backward" and isinstance(c.node.func, cst.Attribute):
+            sink = c.node.func.value
+        elif c.qualname in ("torch.autograd.grad", "torch.autograd.backward") and c.node.args:
+            sink = c.node.args[0].value
+        else:
+            continue
+        needed |= names_in(sink)
+        feeding.update(id(inner) for inner in calls_within(sink))
+    grown = True
+    while grown:
+        grown = False
+        for a in fn.assigns:
+            if a.value is not None and id(a.value) not in feeding and set(a.targets) & needed:
+                needed |= names_in(a.value)
+                feeding.add(id(a.value))
+                feeding.update(id(inner) for inner in calls_within(a.value))
+                grown = True
+    return feeding
 
 
 _TO_HOST = frozenset({"detach", "cpu", "numpy", "item", "tolist"})

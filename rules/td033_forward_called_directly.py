@@ -50,5 +50,8 @@ class ForwardCalledDirectly(Rule):
                 continue  # inside a module's own forward chain, or a wrapper delegating to its submodule
             if not ctx.evaluation.is_model_name(call.receiver):
                 continue
+            inst = ctx.dataflow.instance_of(call.node.func.value, call.function, call.context.order)
+            if inst is not None and inst.cls is not None and not ctx.training.is_module_class(inst.facts, inst.cls):
+                continue  # MeshCNN's `model.forward()` on a plain wrapper object: no __call__ to skip
             yield ctx.report(call.node, f"`{call.dotted}(...)` skips nn.Module.__call__ (forward hooks, DDP and FSDP "
                                         f"logic); call `{call.receiver}(...)`")

@@ -18,13 +18,13 @@ import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_on_super, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _EVAL_NAME = re.compile(
-    r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|inference|infer|score)"
+    r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader|episode|policy)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test|accuracy)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
@@ -48,9 +48,10 @@ _PARAMETER_FREE = re.compile(
 )
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
-    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*)$"
+    r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*|"
+    r"(eval|evaluation|validation|test)_step)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action)$")
+_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action|(eval|evaluation|validation|test)_step)$")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -347,6 +348,8 @@ class Evaluation:
         which is then judged like any other code."""
         if hook.cls is None or self.flow.call_sites(hook):
             return False
+        if hook.cls.bases and all(b == "torch.nn.Module" for b in hook.cls.bases):
+            return False  # USAD's `class UsadModel(nn.Module)` with a `validation_step` its own loop calls
         # (im2scene's `BaseTrainer.evaluate()` calls `self.eval_step()` in another file of the project:
         # the project's own loop runs it, not a framework)
         return not any(c.receiver == "self" for _, _, c in self.flow.calls_from_bases(hook, other_files=True))
@@ -372,6 +375,8 @@ class Evaluation:
             return True
         if method.loops or any(c.method == "eval" and not c.node.args and c.receiver for c in method.calls):
             return False  # (`def evaluate_model(model, ...): model.eval(); ...` is an evaluation wherever it is called)
+        if _EVAL_NAME.search(method.name) and calls_in_loader_comprehensions(method):
+            return False  # `outputs = [model.validation_step(b) for b in val_loader]`: a loop over data all the same
         if self._sets_grad_mode(method):
             return False  # a forward wrapper for a training step would not turn gradients off
         if self._handed_to_training(method):
@@ -453,13 +458,21 @@ class Evaluation:
                 # (a model of unknown class running `inference(...)`, with no method of that name in this file:
                 # PyG's GRetriever and BasicGNN decorate theirs with no_grad, as most that carry the name do;
                 # its mode still matters)
-                off = self._delegates_grad_off(inst.facts, inst.cls, method) if method is not None else (
-                    bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
-                    or self._grad_off_in_every_method_named(c.method)
-                    or inst is None and c.method == "inference" and not any(
-                        "inference" in cls.methods for cls in self.facts.classes.values())
-                )
-                modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c)
+                held = self.wrapper_runs(inst, c.method)
+                if held:  # a plain object's method: gradients are off if they are for every network it runs
+                    judge = self.for_file(inst.facts)
+                    off = all(r.grad_off_inside or judge.grad_disabled_at(r.call) for r in held)
+                elif method is not None:
+                    off = self._delegates_grad_off(inst.facts, inst.cls, method)
+                else:
+                    off = (
+                        bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
+                        or self._grad_off_in_every_method_named(c.method)
+                        or inst is None and c.method == "inference" and not any(
+                            "inference" in cls.methods for cls in self.facts.classes.values())
+                    )
+                # (a plain wrapper object has no `.eval()`: its networks' modes are its own business)
+                modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c) and not held
                 runs.append(ModelRun(c, c.receiver, modes, off))
                 continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
@@ -650,7 +663,7 @@ class Evaluation:
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             if not self._computing_module(inst):
-                return False
+                return bool(self.wrapper_runs(inst, call.method))
             method = self._method_of(inst.facts, inst.cls, call.method)
             return method is None or not _sets_own_eval(method)
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
@@ -659,6 +672,11 @@ class Evaluation:
         named = self.is_model_name(bare) and _PLAIN_MODEL_NAME.search(bare.rsplit(".", 1)[-1])
         if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
+        owner = call.function.self_class() if receiver.startswith("self.") else None
+        if named and not generating and owner is not None and any(
+            c.receiver == receiver and c.method in ("eval", "train") and c.function.self_class() is owner for c in self.facts.calls
+        ):
+            return True  # `self.model.predict(x)` in a class whose `__init__` calls `self.model.eval()`: a module
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
 
     def _runs_through_base_method(self, call: CallInfo) -> list[ModelRun]:
@@ -713,6 +731,16 @@ class Evaluation:
         q = self.facts.qualify(value.func) or ""  # `model = RENet(...).to(device)`, RENet imported from PyG
         return "." in q and q.rsplit(".", 1)[-1][:1].isupper() and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None
 
+    def wrapper_runs(self, inst, name: str | None) -> list[ModelRun]:
+        """The networks a plain object's method runs on what it holds: MeshCNN's `ClassifierModel.test()`
+        (from `create_model(opt)`, no nn.Module) runs `self.net` through `self.forward()`."""
+        if inst is None or inst.cls is None or not name or self.training.is_module_class(inst.facts, inst.cls):
+            return []
+        method = self._method_of(inst.facts, inst.cls, name)
+        if method is None or method.loops:
+            return []  # (a method that loops over data of its own is a pass of its own file)
+        return [r for r in self.for_file(inst.facts).model_runs(method) if r.model.startswith("self.")]
+
     def _model_method(self, call: CallInfo) -> tuple:
         """(instance, method) for the method `model.sample(...)` runs, when the model's class is known;
         else (None, None)."""
@@ -737,7 +765,11 @@ class Evaluation:
         """`self._model.forward_on_instance(x)` on a model whose class cannot be followed (set by a base class
         of another file): every method of that name in the project turns gradients off."""
         project = self.training.project
-        found = project.methods_named(self.facts, name) if project is not None and name else []
+        # a class of this file that defines the method is the model's (USAD's `model.validation_step`
+        # beside `class UsadModel`); only then the project's others
+        found = [(self.facts, m) for cls in self.facts.all_classes for m in cls.methods.values() if m.name == name]
+        if not found:
+            found = project.methods_named(self.facts, name) if project is not None and name else []
         found = [(facts, m) for facts, m in found if not any(  # (not a proxy: `return self.base_model.<name>(...)`)
             c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
         if not found and name in _LIBRARY_NO_GRAD_METHODS:
@@ -2036,6 +2068,29 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     return "eval" if "eval" in modes else None
 
 
+def calls_in_loader_comprehensions(fn: FunctionInfo) -> set[int]:
+    """Ids of the calls inside comprehensions that iterate a loader, run once per batch like a loop's:
+    `outputs = [model.validation_step(b) for b in val_loader]` (the Jovian-style `evaluate`)."""
+    if fn.node is None:
+        return set()
+    found: set[int] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def _comprehension(self, node) -> None:
+            loader = (dotted_name(unwrap_iter(node.for_in.iter)) or "").rsplit(".", 1)[-1]
+            if _ANY_LOADER.search(loader):
+                found.update(id(c) for c in calls_within(node))
+
+        def visit_ListComp(self, node: cst.ListComp) -> None:
+            self._comprehension(node)
+
+        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+            self._comprehension(node)
+
+    fn.node.body.visit(_Finder())
+    return found
+
+
 def _returns_first(fn: FunctionInfo) -> bool:
     """The function's first statement (after its docstring) is a bare `return`: the rest is dead code."""
     body = fn.node.body.body if fn.node is not None and isinstance(fn.node.body, cst.IndentedBlock) else []
@@ -2174,6 +2229,22 @@ def _iterates_data(loop) -> bool:
     if isinstance(it, cst.Call) and dotted_name(it.func) == "range":
         return len(it.args) == 3  # `range(0, len(x), batch_size)` walks data in batches; `range(2)` repeats
     return True
+
+
+def repeats_one_input(call: CallInfo) -> bool:
+    """`for i in range(0, 3): _ = model(x)`: warm-up runs before timing, the same input again and
+    again, not a pass over data (the loop only counts repetitions: its body never reads the counter,
+    and the call reads nothing the loop changes)."""
+    loop = call.context.loop
+    if loop is None or not isinstance(loop.node, cst.For):
+        return False
+    it = loop.node.iter
+    if not (isinstance(it, cst.Call) and dotted_name(it.func) == "range" and len(it.args) < 3):
+        return False
+    if names_in(loop.node.body) & set(loop.targets):
+        return False  # `for i in range(num_batches): batch = images[i * b:(i + 1) * b]`: walks the data
+    changed = {t for a in loop.assigns for t in a.targets}
+    return not any(names_in(a.value) & changed for a in call.node.args)
 
 
 def _rooted_at_self(func: cst.BaseExpression) -> bool:
