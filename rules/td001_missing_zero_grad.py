@@ -111,13 +111,14 @@ class MissingZeroGrad(Rule):
         resets = _counted_resets(facts, loop, events, step)[0]
         backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
+        steppers = {e.target for e in events if e.kind == "step" and e.target}
         return all(
-            self._reset(training, step.target, {e.target for e, b in resets if not exclusive_branches(b, backward)})
+            self._reset(training, step.target, {e.target for e, b in resets if not exclusive_branches(b, backward)}, steppers)
             for backward in backwards
         )
 
     @staticmethod
-    def _reset(training, optimizer: str, resets: set) -> bool:
+    def _reset(training, optimizer: str, resets: set, steppers: frozenset | set = frozenset()) -> bool:
         """Whether this iteration resets what `optimizer` steps: its own zero_grad, its model's, or every .grad."""
         # (its own reset, or `self.optim.zero_grad()` on the wrapper whose `self.optim.optimizer` is stepped: omnivision)
         if "<grad>" in resets or "<all>" in resets or any(r and within(optimizer, r) for r in resets):
@@ -127,7 +128,9 @@ class MissingZeroGrad(Rule):
             return bool(others)
         models = training.optimizer_models.get(optimizer)
         if not models:
-            return bool(others)  # cannot tell which model it optimizes: any model reset may be it
+            # cannot tell which model it optimizes: any model reset may be it, but `netG.zero_grad()` is
+            # not `optimizerD`'s when `optimizerG` steps beside it (optimizers handed in by a GAN script)
+            return any(not _named_for_another(optimizer, r, steppers) for r in others)
         if others and all(o.startswith("self.") for o in others):
             # `self.model.zero_grad()` in a trainer class stepping an optimizer handed in, built over
             # `model.classifier` by a script: names of two scopes say nothing of each other, so only
@@ -141,6 +144,28 @@ class MissingZeroGrad(Rule):
         # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
         return all(_covers(others, m) or any(within(m, o) for o in covered) for m in models)
+
+
+_OPTIMIZER_WORD = re.compile(r"optimizer|optim|opt|solver", re.I)
+_MODEL_WORD = re.compile(r"^(net|model)|(net|model)$", re.I)
+
+
+def _role(name: str, word: re.Pattern) -> str:
+    """`optimizerD` -> "d", `opt_gen` -> "gen", `netD` -> "d", `discriminator` -> "discriminator"."""
+    return word.sub("", name.rsplit(".", 1)[-1]).replace("_", "").lower()
+
+
+def _same_role(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and (a.startswith(b) or b.startswith(a))
+
+
+def _named_for_another(optimizer: str, reset: str, steppers) -> bool:
+    """`netG` resets the model of `optimizerG`, not of `optimizerD`: its role matches another optimizer
+    stepped in the same loop and not this one."""
+    mine, theirs = _role(optimizer, _OPTIMIZER_WORD), _role(reset, _MODEL_WORD)
+    if not mine or not theirs or _same_role(mine, theirs):
+        return False
+    return any(o != optimizer and _same_role(_role(o, _OPTIMIZER_WORD), theirs) for o in steppers)
 
 
 def _counted_resets(facts, loop, events, step) -> tuple:
