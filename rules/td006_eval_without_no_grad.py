@@ -7,7 +7,8 @@ import re
 import libcst as cst
 
 from torchdoctor.evaluation import EVAL_TRIGGERS, calls_in_loader_comprehensions, repeats_one_input
-from torchdoctor.facts import calls_within, names_in
+from torchdoctor.decorators import is_no_grad_name
+from torchdoctor.facts import calls_within, is_test_module, names_in
 from torchdoctor.rule import Rule
 
 
@@ -59,6 +60,8 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
+        if evaluation.passes or any(c.method == "backward" for c in ctx.facts.calls):
+            yield from self._predictions_after_training(ctx)
         switches_modes = any(c.method == "eval" for c in ctx.facts.calls)
         for eval_pass in evaluation.passes:
             if eval_pass.by_name and eval_pass.needs_grad:
@@ -97,6 +100,43 @@ class EvalWithoutNoGrad(Rule):
 
 
     @staticmethod
+    def _predictions_after_training(ctx):
+        """`for epoch ...: loss.backward(); optimizer.step()`, then `for snapshot in test_dataset:
+        y_hat = model(...)` in the same function (a script's module level, a `test()` that trains
+        first): the function trains, so it is no evaluation pass, but each batch of the test loop
+        after its last training loop builds a graph nothing backpropagates through. (A single
+        prediction to plot is one graph, once, and is left alone.)"""
+        if is_test_module(ctx.facts):
+            return
+        evaluation, training = ctx.evaluation, ctx.training
+        for fn in ctx.facts.functions:
+            trained = [
+                loop for loop in fn.loops if loop.parent is None
+                and {"backward", "step"} <= {e.kind for e in training.loop_events(loop)}
+            ]
+            if not trained or any(is_no_grad_name(d) for d in fn.decorators):
+                continue
+            last = max(trained, key=lambda loop: loop.order)
+            feeding = _calls_feeding_gradients(fn)
+            trained_models = {c.dotted for c in last.calls if id(c.node) in feeding and evaluation.is_model_call(c)}
+            for call in fn.calls:
+                if call.dotted not in trained_models or call.context.order <= last.order or last in call.context.loops:
+                    continue
+                if not call.context.loops or any(loop.order < last.order for loop in call.context.loops):
+                    continue  # (one prediction, or inside an outer loop that holds the training loop)
+                if repeats_one_input(call) or evaluation.grad_disabled_at(call) or id(call.node) in feeding:
+                    continue
+                if any(evaluation.dummy_input(a.value, fn) for a in call.node.args if a.keyword is None):
+                    continue  # samples from noise
+                yield ctx.report(
+                    call.node,
+                    f"'{call.dotted}' runs in a loop after the training loop of '{fn.name}' with gradients "
+                    "enabled: every batch builds an autograd graph no backward uses; wrap the evaluation in "
+                    "`torch.no_grad()`",
+                )
+                break
+
+    @staticmethod
     def _predictions_beside_an_attack(ctx, eval_pass):
         """An adversarial evaluation needs gradients for its attack, not for the clean and adversarial
         predictions it scores: `clean_outputs = model(**inputs)` that feeds no backward, taken per batch
@@ -119,8 +159,7 @@ class EvalWithoutNoGrad(Rule):
 
 def _calls_feeding_gradients(fn) -> set[int]:
     """Ids of the calls whose results flow into a `backward()` or `torch.autograd.grad(...)` of fn,
-    through its assignments."""
-    needed: set[str] = set()
+    through the assignments that can reach it (before it, or in a loop around it)."""
     feeding: set[int] = set()
     for c in fn.calls:
         if c.method == "backward" and isinstance(c.node.func, cst.Attribute):
@@ -129,17 +168,21 @@ def _calls_feeding_gradients(fn) -> set[int]:
             sink = c.node.args[0].value
         else:
             continue
-        needed |= names_in(sink)
+        needed = names_in(sink)
         feeding.update(id(inner) for inner in calls_within(sink))
-    grown = True
-    while grown:
-        grown = False
-        for a in fn.assigns:
-            if a.value is not None and id(a.value) not in feeding and set(a.targets) & needed:
-                needed |= names_in(a.value)
-                feeding.add(id(a.value))
-                feeding.update(id(inner) for inner in calls_within(a.value))
-                grown = True
+        reaching = [
+            a for a in fn.assigns
+            if a.value is not None and (a.context.order < c.context.order or set(a.context.loops) & set(c.context.loops))
+        ]
+        grown = True
+        while grown:
+            grown = False
+            for a in reaching:
+                if id(a.value) not in feeding and set(a.targets) & needed:
+                    needed |= names_in(a.value)
+                    feeding.add(id(a.value))
+                    feeding.update(id(inner) for inner in calls_within(a.value))
+                    grown = True
     return feeding
 
 

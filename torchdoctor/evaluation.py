@@ -1054,7 +1054,7 @@ class Evaluation:
         check, not an evaluation pass.
         """
         args = [a.value for a in call.node.args if a.keyword is None]
-        if args and all(self._dummy_input(a, call.function) for a in args):
+        if args and all(self.dummy_input(a, call.function) for a in args):
             return False  # `net(torch.zeros((1,) + shape))`: a probe of the output shape, not data
         if any(p not in ("self", "cls") for p in call.function.params):
             return True  # over what the caller passes in (a full-graph GNN batch)
@@ -1202,25 +1202,33 @@ class Evaluation:
         """The pass itself calls `model.eval()` before running it: an evaluation, not a helper whose
         output feeds a caller's loss."""
         fn = run.call.function
-        if any(self._dummy_input(a.value, fn) for a in run.call.node.args):
+        if any(self.dummy_input(a.value, fn) for a in run.call.node.args):
             return False  # a warm-up or sample grid on `torch.zeros(...)` / `torch.randn(...)`: one graph, once
         return self._last_mode(fn, run.model, run.call.context.order) == "eval" and any(
             c.method == "eval" and c.receiver and within(run.model, c.receiver) for c in fn.calls
         )
 
-    def _dummy_input(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> bool:
+    def dummy_input(self, value: cst.BaseExpression, fn: FunctionInfo, depth: int = 0, name: str | None = None) -> bool:
         """`torch.zeros(1, 3, h, w).to(device)`, `Variable(torch.randn(b, 100)).cuda()`,
-        `self.to_var(torch.randn(...))`, or a name only ever assigned such values."""
+        `self.to_var(torch.randn(...))`, or a name only ever assigned such values (`x = x.to(device)`
+        after `x = torch.zeros(...)` keeps it one)."""
         if isinstance(value, cst.Call):
             q = self.facts.qualify(value.func) or ""
             if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FACTORIES:
                 return True
             inner = [value.func.value] if isinstance(value.func, cst.Attribute) else []
             inner += [value.args[0].value] if value.args else []  # `Variable(...)`, `self.get_variable(...)`
-            return any(self._dummy_input(v, fn, depth) for v in inner)
+            return any(self.dummy_input(v, fn, depth, name) for v in inner)
+        if isinstance(value, cst.Subscript):  # `y[:, :-1]` of a dummy `y`
+            return self.dummy_input(value.value, fn, depth, name)
+        if isinstance(value, cst.Name) and depth > 0 and value.value == name:
+            return True  # the name moved or cast: what it held before
         if isinstance(value, cst.Name) and depth == 0:
             assigned = [a.value for a in fn.assigns if a.targets == (value.value,)]
-            return bool(assigned) and all(self._dummy_input(v, fn, depth + 1) for v in assigned)
+            # (at least one of them made from nothing: a loop variable only ever moved is data)
+            return any(self.dummy_input(v, fn, depth + 1) for v in assigned) and all(
+                self.dummy_input(v, fn, depth + 1, value.value) for v in assigned
+            )
         return False
 
     def called_per_batch_in_evaluation(self, fn: FunctionInfo, depth: int = 0) -> bool:
@@ -1379,6 +1387,22 @@ class Evaluation:
         ]
         if found and not sites:
             return True  # every caller rules the call's branch out (CCNet's `flip_evaluation=False`): it never runs
+        if not found and fn.cls is not None:
+            # RecBole's `eval_func = self._full_sort_batch_eval` in an `@torch.no_grad()` evaluate: a method
+            # handed on as a value, called where the value is
+            holders = _holders_of_method_value(fn)
+            return bool(holders) and all(
+                any(is_no_grad_name(d) for d in h.decorators) or self.grad_disabled_at_function(h, depth + 1) for h in holders
+            )
+        return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
+
+    def grad_disabled_at_function(self, fn: FunctionInfo, depth: int) -> bool:
+        """Gradients are off wherever `fn` runs: decorated, or every caller runs it with them off."""
+        if any(is_no_grad_name(d) for d in fn.decorators):
+            return True
+        if fn.is_module or depth > 3:
+            return False
+        sites = self._sites_anywhere(fn, through_bases=True)
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
     def _sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
@@ -2066,6 +2090,28 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
     if "train" in modes:
         return "train"
     return "eval" if "eval" in modes else None
+
+
+def _holders_of_method_value(method: FunctionInfo) -> list[FunctionInfo]:
+    """The methods of its class that take `self.<method>` as a value, uncalled (`eval_func =
+    self._neg_sample_batch_eval`); empty when any such use sits outside a method."""
+    cls = method.cls
+    holders = []
+    for other in cls.methods.values():
+        if other is method or other.node is None:
+            continue
+        called = {id(c.node.func) for c in other.calls}
+        found = []
+
+        class _Refs(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if node.attr.value == method.name and isinstance(node.value, cst.Name) and node.value.value == "self" and id(node) not in called:
+                    found.append(node)
+
+        other.node.body.visit(_Refs())
+        if found:
+            holders.append(other)
+    return holders
 
 
 def calls_in_loader_comprehensions(fn: FunctionInfo) -> set[int]:
