@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -86,6 +86,12 @@ _AUGMENTATION_PATH = re.compile(r"(^|/)augmentations?(/|\.py$)")
 # a library module of inference front ends: `espnet2.bin.asr_inference`, `transformers.pipelines`
 _INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
+# Library functions that run the network they are handed: (position, keyword) of that argument
+_LIBRARY_RUNNERS = {
+    "monai.inferers.sliding_window_inference": (3, "predictor"),
+    "monai.inferers.utils.sliding_window_inference": (3, "predictor"),
+    "monai.inferers.inferer.sliding_window_inference": (3, "predictor"),
+}
 _CALLBACK_RUNNER = re.compile(r"^(forward\w*|\w*step|predict\w*|infer\w*|run\w*)_(fn|func|function)$")
 
 
@@ -598,6 +604,10 @@ class Evaluation:
         """The model a call hands to code that runs it: fairseq's criterion, which computes the forward
         pass itself (`criterion(model, sample)`). (A generator's `generate(models, ...)` or another task's
         `valid_step` is judged where it is written: those set their own modes.)"""
+        if call.qualname in _LIBRARY_RUNNERS:  # MONAI's `sliding_window_inference(inputs, roi, 4, model)`
+            handed = argument(call.node, *_LIBRARY_RUNNERS[call.qualname])
+            model = dotted_name(handed) if handed is not None else None
+            return model if model and self.is_model_name(model) else None
         name = (call.dotted or "").rsplit(".", 1)[-1]
         # (or a forward-step callback the pass is handed: GPT-NeoX's `forward_step_fn(model=model, ...)`)
         handed_callback = call.dotted == name and name in call.function.params and bool(_CALLBACK_RUNNER.match(name))
