@@ -273,7 +273,7 @@ class TensorCreatedInForward(Rule):
         # `get_noise(shape)` beside the class: named with the class whose forward reaches it
         # A function beside the classes is judged for hard-coded `.cuda()` only: such helpers are often
         # general-purpose (kornia's functional API, flair's pooling) and their factories meet the device
-        # in ways the forward's own code does not show (at least 23 of the 37 such findings over the corpora were false).
+        # in ways the forward's own code does not show (at least 23 of 37 such findings were false).
         beside = _beside_the_class(fn)
         where = f"{fn.name} (called from {cls_name}.forward)" if beside else f"{cls_name}.{fn.name}"
         gpu_only = gpu_only or _runs_cuda_kernel(fn) or _hands_buffers_to_extension(ctx, fn)

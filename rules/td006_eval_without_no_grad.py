@@ -6,8 +6,8 @@ import re
 
 import libcst as cst
 
-from torchdoctor.evaluation import EVAL_TRIGGERS, calls_in_loader_comprehensions, repeats_one_input
 from torchdoctor.decorators import is_no_grad_name
+from torchdoctor.evaluation import EVAL_TRIGGERS, calls_in_loader_comprehensions, repeats_one_input
 from torchdoctor.facts import calls_within, is_test_module, names_in
 from torchdoctor.rule import Rule
 
@@ -60,7 +60,7 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
-        if evaluation.passes or any(c.method == "backward" for c in ctx.facts.calls):
+        if any(c.method == "backward" for c in ctx.facts.calls):
             yield from self._predictions_after_training(ctx)
         switches_modes = any(c.method == "eval" for c in ctx.facts.calls)
         for eval_pass in evaluation.passes:

@@ -306,7 +306,7 @@ class DataFlow:
                 arg = site_flow.argument_for(method, param, site)
                 found.extend(site_flow.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
-        handed = [c for c in sub_init.calls if super_init_of(c, base.name)]
+        handed = [c for c in sub_init.calls if _super_init_of(c, base.name)]
         if len(handed) != 1:
             return [None]
         arg = sub_flow.argument_for(method, param, handed[0])
@@ -1058,7 +1058,7 @@ _MOVES_AND_CASTS = MODULE_CHAIN - {"train", "eval", "share_memory"}  # (what lea
 _UNKNOWN = object()
 
 
-def super_init_of(call: CallInfo, class_name: str) -> bool:
+def _super_init_of(call: CallInfo, class_name: str) -> bool:
     """`super().__init__(...)` in the constructor of a class that names `class_name` as a base."""
     owner = call.function.cls
     return (

@@ -1799,7 +1799,7 @@ class Evaluation:
                 # see) switches this model to eval, or every construction hands it a model already in eval
                 return (self._class_sets_eval(self.facts, fn.cls, model, fn, 0) or self._constructed_in_eval(fn.cls, model, depth)
                         or _never_held(fn.cls, model))
-            if head in fn.params and model == head and self._sibling_leaves_training(fn, head):
+            if head in fn.params and within(model, head) and self._sibling_leaves_training(fn, head, model):
                 return False
             return head in fn.params or self._taken_from_param(head, fn)
         for other_facts, site in elsewhere:
@@ -1812,19 +1812,22 @@ class Evaluation:
                 return False
         return True
 
-    def _sibling_leaves_training(self, fn: FunctionInfo, param: str) -> bool:
+    def _sibling_leaves_training(self, fn: FunctionInfo, param: str, model: str | None = None) -> bool:
         """With no caller in sight, a sibling function of the same file takes the model under the same
         name, switches it to training mode and trains it (`def train(loader, model, ...): model.train()`
         beside `def validate(loader, model, ...)`): the pair runs one after the other, and the pass finds
         the model as training left it. Methods of one trainer class pair the same way (Deep SVDD's
-        `DeepSVDDTrainer.train(dataset, net)` and `test(dataset, net)`), sharing `self` besides."""
+        `DeepSVDDTrainer.train(dataset, net)` and `test(dataset, net)`), sharing `self` besides, and so do
+        pytorch-ignite's process functions (`train(engine, mini_batch)` switching `engine.model.train()`
+        beside `validate(engine, mini_batch)`, both run per batch by their Engines)."""
+        model = model or param
         siblings = fn.cls.methods.values() if fn.cls is not None else self.facts.toplevel_functions.values()
         for other in siblings:
             shared = set(other.params) & set(fn.params) - {param, "self"}
             if other is fn or param not in other.params or "train" not in other.name or len(shared) < (1 if fn.cls else 2):
                 continue  # (the pair shares its plumbing: `epoch`, `writer`, `logger`, `config`, `args`, ...)
-            switches = [c for c in other.calls if c.receiver == param and c.method == "train" and not _is_false_arg(c.node)]
-            if switches and not any(c.receiver == param and c.method == "eval" for c in other.calls) and self.has_training(other):
+            switches = [c for c in other.calls if c.receiver == model and c.method == "train" and not _is_false_arg(c.node)]
+            if switches and not any(c.receiver == model and c.method == "eval" for c in other.calls) and self.has_training(other):
                 return True
         return False
 
@@ -2104,7 +2107,7 @@ def _mode_on_every_path(events: list, use: tuple) -> str | None:
 
 def _holders_of_method_value(method: FunctionInfo) -> list[FunctionInfo]:
     """The methods of its class that take `self.<method>` as a value, uncalled (`eval_func =
-    self._neg_sample_batch_eval`); empty when any such use sits outside a method."""
+    self._neg_sample_batch_eval`)."""
     cls = method.cls
     holders = []
     for other in cls.methods.values():
@@ -2292,11 +2295,8 @@ def repeats_one_input(call: CallInfo) -> bool:
     again, not a pass over data (the loop only counts repetitions: its body never reads the counter,
     and the call reads nothing the loop changes)."""
     loop = call.context.loop
-    if loop is None or not isinstance(loop.node, cst.For):
-        return False
-    it = loop.node.iter
-    if not (isinstance(it, cst.Call) and dotted_name(it.func) == "range" and len(it.args) < 3):
-        return False
+    if loop is None or not isinstance(loop.node, cst.For) or _iterates_data(loop):
+        return False  # (`for x in loader`, `range(0, n, batch_size)`: data; a `for _ in range(k)` is left)
     if names_in(loop.node.body) & set(loop.targets):
         return False  # `for i in range(num_batches): batch = images[i * b:(i + 1) * b]`: walks the data
     changed = {t for a in loop.assigns for t in a.targets}
