@@ -58,6 +58,13 @@ _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instanc
 _LIBRARY_INFERENCE = re.compile(r"(inference|infer|predict\w*|test)$")
 _PLAIN_MODEL_NAME = re.compile(r"(^|_)(model|net|network|policy|actor|actor_critic)s?\d*$|^net_[A-Z]{1,2}$", re.I)
 _MODULE_API = {"eval", "train", "to", "cuda", "parameters", "named_parameters", "half", "requires_grad_"}
+# nn.Module's own methods: calling them runs no layer
+_MODULE_API_METHODS = _MODULE_API | {
+    "cpu", "float", "double", "bfloat16", "type", "zero_grad", "state_dict", "load_state_dict", "apply", "children",
+    "named_children", "modules", "named_modules", "buffers", "named_buffers", "register_buffer", "register_parameter",
+    "add_module", "register_module", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_backward_hook", "get_submodule", "get_parameter", "get_buffer", "share_memory", "extra_repr", "forward",
+}
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
@@ -481,6 +488,10 @@ class Evaluation:
                 modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c) and not held
                 runs.append(ModelRun(c, c.receiver, modes, off))
                 continue
+            project_run = self._project_module_method(c)
+            if project_run is not None:  # LIIF's `model.gen_feat(inp)` on a model built from a registry
+                runs.append(ModelRun(c, c.receiver, has_modes=False, grad_off_inside=project_run))
+                continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
                 # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
                 # Hugging Face's generate runs under no_grad; a project's own generate may not.
@@ -740,6 +751,30 @@ class Evaluation:
             return False
         q = self.facts.qualify(value.func) or ""  # `model = RENet(...).to(device)`, RENet imported from PyG
         return "." in q and q.rsplit(".", 1)[-1][:1].isupper() and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None
+
+    def _project_module_method(self, call: CallInfo) -> bool | None:
+        """`model.gen_feat(inp)` on a model whose class cannot be followed (LIIF builds it from a
+        registry): when every method of that name in the project belongs to an nn.Module and runs the
+        layers it holds, the call runs the model. Whether those methods turn gradients off themselves,
+        or None when the call is no such run. (Judged for gradients only: the mode of a model met by
+        name says too little.)"""
+        receiver, name = call.receiver, call.method
+        if not receiver or receiver == "self" or not name or name.startswith("_") or name in _MODULE_API_METHODS:
+            return None
+        if not (self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])):
+            return None
+        project = self.training.project
+        if project is None or self.flow.instance_of(call.node.func.value, call.function, call.context.order) is not None:
+            return None  # (a model whose class is known is judged by the paths that follow it)
+        found = project.methods_named(self.facts, name)
+        if not found:
+            return None
+        for facts, method in found:
+            if method.cls is None or not self.training.is_module_class(facts, method.cls):
+                return None
+            if not any(r.model.startswith("self.") for r in self.for_file(facts).model_runs(method)):
+                return None
+        return all(self.for_file(facts)._delegates_grad_off(facts, method.cls, method) for facts, method in found)
 
     def wrapper_runs(self, inst, name: str | None) -> list[ModelRun]:
         """The networks a plain object's method runs on what it holds: MeshCNN's `ClassifierModel.test()`
@@ -1110,6 +1145,25 @@ class Evaluation:
         }
         return {m for m in frozen if not any(within(t, m) for t in thawed | self._optimized_models)}
 
+    def _frozen_by_its_loader(self, run: ModelRun) -> bool:
+        """`self.model = self.__load_model()` where the loader freezes what it returns (DINO's video
+        generation: `for p in model.parameters(): p.requires_grad = False`)."""
+        cls = run.call.function.self_class()
+        if cls is None or not run.model.startswith("self.") or run.model.count(".") != 1:
+            return False
+        loaders = [
+            a.value for m in cls.methods.values() for a in m.assigns
+            if a.targets == (run.model,) and isinstance(a.value, cst.Call)
+        ]
+        if not loaders:
+            return False
+        for value in loaders:
+            loader = self.facts.resolve_callee(value.func, run.call.function)
+            returned = [ret.value for ret, _ in loader.returns] if loader is not None else []
+            if not returned or not all(isinstance(v, cst.Name) and self._frozen_in(loader, v.value, 1 << 62) for v in returned):
+                return False
+        return True
+
     def _frozen_in(self, fn: FunctionInfo, model: str, before: int) -> bool:
         """fn freezes `model` before `before`, with nothing thawing it in between."""
         last = None
@@ -1197,6 +1251,8 @@ class Evaluation:
         with a frozen model (EfficientDet's `evaluate_coco(..., model)` after `model.requires_grad_(False)`);
         or the pass itself freezes it before the run (crnn's `val`, whose training loop thaws it again)."""
         if self._frozen_in(run.call.function, run.model, run.call.context.order):
+            return True
+        if self._frozen_by_its_loader(run):
             return True
         if not self._frozen:
             return False
