@@ -35,7 +35,8 @@ from torchdoctor.project import lookup_class
 if TYPE_CHECKING:
     from torchdoctor.project import ProjectIndex
 
-_OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
+# (`opi`, `pg_opi`: ProG's spelling)
+_OPTIMIZER_NAME = re.compile(r"(^|_)(opt|opi|optim|optimi[sz]er)s?(_|$|\d|[A-Z])|optimi[sz]er|^opt[A-Z_]", re.I)
 # torch.nn.utils functions that hand back the module they are given, reparametrised
 _STATELESS_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.loss._Loss"})
 # Methods of a module that return the module itself: `Block(...).to(device)` is still a Block
@@ -492,6 +493,9 @@ class TrainingFacts:
             return self.constructs_module(node.func.value, depth)  # `ConformerBlock(...).to(device)`
         if isinstance(node.func, cst.Name) and depth < 2 and node.func.value not in self.facts.imports:
             name = node.func.value
+            registries = [a.value.value for a in self.facts.assigns if a.targets == (name,) and isinstance(a.value, cst.Subscript)]
+            if registries and all(self._registry_of_modules(r) for r in registries):
+                return True  # `GraphConv = _GNN_REGISTRY[conv_type]` ... `GraphConv(in_dim, hid_dim)`
             chosen = self._classes_assigned(name) + [  # `def __init__(self, ..., block_layers=Block)`: a class handed in, with its default
                 alt for default in _param_defaults(self.facts, name) for alt in _class_alternatives(default)
             ]
@@ -573,8 +577,14 @@ class TrainingFacts:
             if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
                 continue
             cls = lookup_class(self.project, facts, dotted_name(element.value))
-            if cls is None or not self.is_module_class(cls[0], cls[1]):
-                return False
+            if cls is not None and self.is_module_class(cls[0], cls[1]):
+                continue
+            # (a library layer by its name, `torch_geometric.nn.GCNConv`, or a factory function of that
+            # file returning one: ProG's `"GIN": _make_gin_conv`)
+            judge = self if facts is self.facts else TrainingFacts(facts, self.project)
+            if cls is None and judge.constructs_module(cst.Call(func=element.value, args=()), 1):
+                continue
+            return False
         return True
 
     def _aliased_module_class(self, facts: FileFacts, written: str, depth: int) -> bool:
