@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.decorators import is_no_grad_name
-from torchdoctor.evaluation import EVAL_TRIGGERS, calls_in_loader_comprehensions, repeats_one_input
+from torchdoctor.evaluation import EVAL_TRIGGERS, repeats_one_input
 from torchdoctor.facts import calls_within, is_test_module, names_in
 from torchdoctor.rule import Rule
 
@@ -76,7 +76,7 @@ class EvalWithoutNoGrad(Rule):
                 # `def test(): model.eval(); pred = model(data.x, data.edge_index)`: a full-graph evaluation
                 switched = evaluation.switched_to_eval_here(run)
                 batched = bool(run.call.context.loops) and not repeats_one_input(run.call) or (
-                    id(run.call.node) in calls_in_loader_comprehensions(run.call.function)
+                    id(run.call.node) in evaluation.loader_comprehension_calls(run.call.function)
                 )
                 per_batch = batched or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
                     run.call.function

@@ -135,6 +135,7 @@ class Evaluation:
         self.flow = ctx.dataflow
         self._asking: set[int] = set()
         self._walked: dict[int, dict[int, str]] = {}  # id(function) -> its switches of walked containers
+        self._comprehension_calls: dict[int, set[int]] = {}  # id(function) -> calls in its loader comprehensions
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -388,7 +389,7 @@ class Evaluation:
             return True
         if method.loops or any(c.method == "eval" and not c.node.args and c.receiver for c in method.calls):
             return False  # (`def evaluate_model(model, ...): model.eval(); ...` is an evaluation wherever it is called)
-        if _EVAL_NAME.search(method.name) and calls_in_loader_comprehensions(method):
+        if _EVAL_NAME.search(method.name) and self.loader_comprehension_calls(method):
             return False  # `outputs = [model.validation_step(b) for b in val_loader]`: a loop over data all the same
         if self._sets_grad_mode(method):
             return False  # a forward wrapper for a training step would not turn gradients off
@@ -769,12 +770,19 @@ class Evaluation:
         found = project.methods_named(self.facts, name)
         if not found:
             return None
+        off = True
         for facts, method in found:
             if method.cls is None or not self.training.is_module_class(facts, method.cls):
                 return None
-            if not any(r.model.startswith("self.") for r in self.for_file(facts).model_runs(method)):
+            judge = self.for_file(facts)
+            if not judge.held_model_runs(method):
                 return None
-        return all(self.for_file(facts)._delegates_grad_off(facts, method.cls, method) for facts, method in found)
+            off = off and judge._delegates_grad_off(facts, method.cls, method)
+        return off
+
+    def held_model_runs(self, method: FunctionInfo) -> list[ModelRun]:
+        """The runs a method of this file makes of networks its object holds (`self.encoder(x)`)."""
+        return [r for r in self.model_runs(method) if r.model.startswith("self.")]
 
     def wrapper_runs(self, inst, name: str | None) -> list[ModelRun]:
         """The networks a plain object's method runs on what it holds: MeshCNN's `ClassifierModel.test()`
@@ -784,7 +792,7 @@ class Evaluation:
         method = self._method_of(inst.facts, inst.cls, name)
         if method is None or method.loops:
             return []  # (a method that loops over data of its own is a pass of its own file)
-        return [r for r in self.for_file(inst.facts).model_runs(method) if r.model.startswith("self.")]
+        return self.for_file(inst.facts).held_model_runs(method)
 
     def _model_method(self, call: CallInfo) -> tuple:
         """(instance, method) for the method `model.sample(...)` runs, when the model's class is known;
@@ -1457,10 +1465,15 @@ class Evaluation:
             # RecBole's `eval_func = self._full_sort_batch_eval` in an `@torch.no_grad()` evaluate: a method
             # handed on as a value, called where the value is
             holders = _holders_of_method_value(fn)
-            return bool(holders) and all(
-                any(is_no_grad_name(d) for d in h.decorators) or self.grad_disabled_at_function(h, depth + 1) for h in holders
-            )
+            return bool(holders) and all(self.grad_disabled_at_function(h, depth + 1) for h in holders)
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
+
+    def loader_comprehension_calls(self, fn: FunctionInfo) -> set[int]:
+        """`calls_in_loader_comprehensions(fn)`, walked once per function (TD006 asks for every run)."""
+        found = self._comprehension_calls.get(id(fn))
+        if found is None:
+            found = self._comprehension_calls[id(fn)] = calls_in_loader_comprehensions(fn)
+        return found
 
     def grad_disabled_at_function(self, fn: FunctionInfo, depth: int) -> bool:
         """Gradients are off wherever `fn` runs: decorated, or every caller runs it with them off."""
