@@ -683,6 +683,13 @@ def _number_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Integer, cst.Float))
 
 
+def _runs_held_layer(fn: FunctionInfo, call: cst.Call) -> bool:
+    """`self.rnn(...)`: a submodule the class holds (an attribute, not one of its methods) is run."""
+    dotted = dotted_name(call.func) or ""
+    owner = fn.self_class()
+    return owner is not None and dotted.startswith("self.") and dotted.count(".") == 1 and dotted[5:] not in owner.methods
+
+
 def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
     """The calls whose results flow into `node` through arithmetic, elementwise torch functions and
     method chains: all moved together when `node` is."""
@@ -1759,9 +1766,10 @@ class _UseScan(cst.CSTVisitor):
             elif len(a.targets) > 1 and isinstance(value, cst.Call) and isinstance(a.node, cst.Assign) and len(a.node.targets) > 1:
                 for part in _shaping_chain(value):  # `kv_idx = block_idx = torch.arange(n)`: one tensor, two names
                     self.targets[id(part)] = a.targets[0]
-            elif len(a.targets) > 1 and isinstance(value, cst.Call):
+            elif len(a.targets) > 1 and isinstance(value, cst.Call) and not _runs_held_layer(fn, value):
                 # `mesh_a, mesh_b = torch.meshgrid(torch.arange(n), torch.arange(m))`: the outputs stand for
-                # the factories, under the first name; what happens to either happens to the group
+                # the factories, under the first name; what happens to either happens to the group (not
+                # `_, h = self.rnn(x, (torch.zeros(1, b, d), c0))`: a layer takes them in, beside the input)
                 for arg in value.args:  # (YOLOX: `yv, xv = meshgrid([torch.arange(h), torch.arange(w)])`)
                     for part in _value_calls(arg.value):
                         self.targets[id(part)] = a.targets[0]
