@@ -134,6 +134,11 @@ class ProjectIndex:
             for folder in (importer.parent, *importer.parent.parents[:3]):
                 if folder.name == parts[0]:
                     return _module_at(folder.parent, parts)
+        inside = importer.relative_to(root).parts if root in importer.parents else ()
+        if len(parts) >= 3 and len(inside) >= 2 and inside[0] == parts[1] and not (root / parts[0]).exists():
+            # `from project.src.infer import infer` in src/visualize/: the repository itself is the package
+            # `project`, checked out under another folder name; its own top folder comes second
+            return _module_at(root, parts[1:])
         return None
 
     def resolve_imported(self, facts: FileFacts, local_name: str) -> tuple[FileFacts, ClassInfo | FunctionInfo] | None:
