@@ -49,6 +49,7 @@ _PARAMETER_FREE = re.compile(
 _RUN_METHOD = re.compile(
     r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_action|log_prob\w*|"
+    r"reverse|"  # a normalizing flow's generative direction (MoFlow's `self.model.reverse(z)`)
     r"(eval|evaluation|validation|test)_step)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_action|(eval|evaluation|validation|test)_step)$")
@@ -69,7 +70,11 @@ _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
 # (`reranker._process_mentions_for_model(...)`; OSTrack's `model.forward_backbone(x)` is a method of `model`)
-_ACCESSOR = re.compile(r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap|forward)_")
+# (`runtime.deserialize_cuda_engine(f.read())`: TensorRT builds an engine from bytes; no network runs)
+_ACCESSOR = re.compile(
+    r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap|forward|"
+    r"deserialize|serialize|export|convert|restore|copy|clone|freeze|unfreeze|reset|register|update|sync)_"
+)
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
@@ -500,6 +505,9 @@ class Evaluation:
                 off = method is None or self._sets_grad_mode(method)
                 runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
                 continue
+            if c.dotted == "self" and isinstance(c.node.func, cst.Name) and depth < 2:
+                runs.extend(self._runs_through_own_call(c, depth))  # drugai's `logits, _ = self(**batch)`
+                continue
             helper = self.facts.resolve_function(c)
             if helper is None:
                 handed = self._model_handed_to_runner(c)
@@ -556,6 +564,32 @@ class Evaluation:
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
+
+    def _runs_through_own_call(self, call: CallInfo, depth: int) -> list[ModelRun]:
+        """`self(**batch)` in a plain trainer object whose `__call__` hands on to `self.forward(...)`, which
+        runs `self.model(...)` (drugai's components, the call defined in a base class of another file):
+        the models that forward runs, as this call runs them. (An nn.Module calling itself runs its own
+        layers; its caller sets the modes.)"""
+        cls = call.function.self_class()
+        if cls is None or self.training.is_module_class(self.facts, cls):
+            return []
+        found = self._method_and_file(self.facts, cls, "__call__")
+        if found is None:
+            return []
+        facts, method = found
+        forward = next((c for c in method.calls if c.receiver == "self" and c.method and c.method != "__call__"), None)
+        if forward is not None and len(method.calls) == 1:  # `def __call__(self, *a, **k): return self.forward(*a, **k)`
+            found = self._method_and_file(self.facts, cls, forward.method)
+            if found is None:
+                return []
+            facts, method = found
+        judge = self.for_file(facts)
+        runs: dict[str, ModelRun] = {}
+        for r in judge.model_runs(method, depth + 1):
+            model = judge._as_caller_sees(r, method)
+            if model and model.startswith("self.") and model not in runs:
+                runs[model] = ModelRun(call, model, r.has_modes, r.grad_off_inside or _no_grad_at(method, r.call))
+        return list(runs.values())
 
     def _runs_through_overrides(self, call: CallInfo, hook: FunctionInfo, depth: int) -> list[ModelRun]:
         """The models that the subclasses' overrides of an abstract `hook` run, as `self.<model>`
@@ -1325,6 +1359,8 @@ class Evaluation:
             )
         if site.function.cls is not None and _EVAL_STEP_HOOK.match(site.function.name):
             return True  # (or a Lightning `validation_step`, which the framework calls once per batch)
+        if id(site.node) in self.loader_comprehension_calls(site.function):
+            return True  # `[self.evaluate_step(ids) for ids in eval_loader]`
         return depth < 3 and not site.function.is_module and self.called_per_batch_in_evaluation(site.function, depth + 1)
 
     def _branches_at(self, node: cst.CSTNode) -> tuple:
@@ -1501,7 +1537,9 @@ class Evaluation:
             elsewhere = project.callers_elsewhere(self.facts, fn.name)
         elif fn.cls is not None and not sites and "_" in fn.name:  # (a distinctive method name, called on an instance)
             elsewhere = project.outside_callers(self.facts, fn.name)
-        elif fn.cls is not None and not sites:  # `nnet.validate(...)` on `nnet = NetworkFactory(...)` in train.py
+        elif fn.cls is not None and (not sites or not fn.name.startswith("_")):
+            # `nnet.validate(...)` on `nnet = NetworkFactory(...)` in train.py; a public method may be called
+            # both by its class (under `no_grad` in the training loop) and by a script (`manager.evaluate(...)`)
             elsewhere = [(facts, site) for facts, site in project.outside_callers(self.facts, fn.name)
                          if self._instance_of_class(facts, site, fn.cls)]
         else:
@@ -1600,9 +1638,24 @@ class Evaluation:
                 if judge._plain_function(name, site):
                     continue  # `net = lambda X: linreg(X, w, b)` (d2l's `evaluate_loss(net, ...)`): no mode to set
                 caller_model = name + model[len(head):]
+            if judge._restored_to_training_each_pass(call, model, site, caller_model):
+                return False
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _restored_to_training_each_pass(self, run: CallInfo, model: str, site: CallInfo, caller_model: str) -> bool:
+        """`validate()` ends with `self.model.train()` after the run, on the run's own path, and is called
+        inside the caller's training loop with no switch of the caller's before the call: from the second
+        pass on, it starts in training mode, whatever the model was in before the loop (End-to-end-ASR's
+        `Solver.validate`). (Asked of the caller's judge; the run is in the called pass.)"""
+        fn = run.function
+        if not site.context.loops or self._last_mode(site.function, caller_model, site.context.order) is not None:
+            return False
+        switches = [c for c in fn.calls if c.method in ("train", "eval") and c.receiver and within(model, c.receiver)]
+        last = max(switches, key=lambda c: c.context.order, default=None)
+        return (last is not None and last.method == "train" and not _is_false_arg(last.node) and len(last.node.args) <= 1
+                and last.context.order > run.context.order and not last.context.branches)
 
     def _element_holders(self, model: str, fn: FunctionInfo, before: int, depth: int = 0) -> set[str] | None:
         """The lists a local name takes its model from, on every path: `self.encoder` for
@@ -1969,6 +2022,10 @@ class Evaluation:
         holders = _holders_of(facts, cls, model)
         for m in cls.methods.values():
             runs = judge.model_runs(m) if m is not skip else []
+            if not runs and m is not skip and _EVAL_NAME.search(m.name):
+                # drugai's `evaluate_epoch`: `self.model.eval()`, then `self.evaluate_step(batch)` runs it
+                runs = [r for c in m.calls if c.receiver == "self" and c.method in cls.methods and cls.methods[c.method] is not m
+                        for r in judge.model_runs(cls.methods[c.method])]
             if m is skip or runs and m.name != "__init__" and (
                 _EVAL_NAME.search(m.name) or any(r.model and within(r.model, model) for r in runs)
             ):
