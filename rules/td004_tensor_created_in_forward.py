@@ -2219,7 +2219,8 @@ class _UseScan(cst.CSTVisitor):
         name gets a fresh value that does not read the old one."""
         target = node.targets[0].target if len(node.targets) == 1 else None
         info = self._assign_info.get(id(node))
-        if isinstance(target, cst.Name) and target.value in self._tracked and info is not None and target.value not in _read_names(node.value):
+        # (`pos = self.embed(pos)` reads the old value, even though a module's output is a new tensor)
+        if isinstance(target, cst.Name) and target.value in self._tracked and info is not None and target.value not in names_in(node.value):
             self._tick += 1
             self.rebound.setdefault(target.value, []).append((self._tick, info))
 
@@ -2229,7 +2230,8 @@ class _UseScan(cst.CSTVisitor):
         if start is None:
             return False
         ends = [t for t, a in self.rebound.get(name, ()) if t > start
-                and a.context.branches == made.context.branches and a.context.loops == made.context.loops]
+                and a.context.branches == made.context.branches and a.context.loops == made.context.loops
+]
         if not ends:
             return False
         return not any(start < t < min(ends) for t, _ in self.uses.get(name, ()))
