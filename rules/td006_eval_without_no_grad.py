@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchdoctor.decorators import is_no_grad_name
 from torchdoctor.evaluation import EVAL_TRIGGERS, repeats_one_input
-from torchdoctor.facts import calls_within, is_test_module, names_in
+from torchdoctor.facts import LoopInfo, calls_within, is_test_module, names_in
 from torchdoctor.rule import Rule
 
 
@@ -110,31 +110,53 @@ class EvalWithoutNoGrad(Rule):
             return
         evaluation, training = ctx.evaluation, ctx.training
         for fn in ctx.facts.functions:
-            trained = [
-                loop for loop in fn.loops if loop.parent is None
-                and {"backward", "step"} <= {e.kind for e in training.loop_events(loop)}
-            ]
-            if not trained or any(is_no_grad_name(d) for d in fn.decorators):
+            trains = {id(loop) for loop in fn.loops if {"backward", "step"} <= {e.kind for e in training.loop_events(loop)}}
+            if not trains or any(is_no_grad_name(d) for d in fn.decorators):
                 continue
-            last = max(trained, key=lambda loop: loop.order)
+            # the last training loop of each level: top-level, or inside an epoch loop (`for epoch ...: for batch in
+            # train_loader: ...` then `model.eval(); for batch in val_loader: outputs = model(x)`)
+            last_of_level: dict[int, LoopInfo] = {}
+            for loop in fn.loops:
+                if id(loop) in trains and (loop.parent is None or id(loop.parent) in trains):
+                    key = id(loop.parent)
+                    if key not in last_of_level or loop.order > last_of_level[key].order:
+                        last_of_level[key] = loop
+            lasts = [loop for loop in last_of_level.values() if not any(
+                other is not loop and loop.encloses(other) for other in last_of_level.values())]  # the innermost levels
+            if not lasts:
+                continue
             feeding = _calls_feeding_gradients(fn)
-            trained_models = {c.dotted for c in last.calls if id(c.node) in feeding and evaluation.is_model_call(c)}
-            for call in fn.calls:
-                if call.dotted not in trained_models or call.context.order <= last.order or last in call.context.loops:
-                    continue
-                if not call.context.loops or any(loop.order < last.order for loop in call.context.loops):
-                    continue  # (one prediction, or inside an outer loop that holds the training loop)
-                if repeats_one_input(call) or evaluation.grad_disabled_at(call) or id(call.node) in feeding:
-                    continue
-                if any(evaluation.dummy_input(a.value, fn) for a in call.node.args if a.keyword is None):
-                    continue  # samples from noise
-                yield ctx.report(
-                    call.node,
-                    f"'{call.dotted}' runs in a loop after the training loop of '{fn.name}' with gradients "
-                    "enabled: every batch builds an autograd graph no backward uses; wrap the evaluation in "
-                    "`torch.no_grad()`",
-                )
-                break
+            reported = False
+            for last in lasts:
+                if reported:
+                    break
+                reported = yield from EvalWithoutNoGrad._runs_after_the_training_loop(ctx, fn, last, feeding)
+
+    @staticmethod
+    def _runs_after_the_training_loop(ctx, fn, last, feeding):
+        """The first run of a model that `last` trains, per batch of a later loop at the same level (its
+        enclosing loops, if any, enclose `last` too), with gradients on and feeding no backward: reported,
+        and True returned."""
+        evaluation = ctx.evaluation
+        trained_models = {c.dotted for c in last.calls if id(c.node) in feeding and evaluation.is_model_call(c)}
+        for call in fn.calls:
+            if call.dotted not in trained_models or call.context.order <= last.order or last in call.context.loops:
+                continue
+            later = [loop for loop in call.context.loops if not loop.encloses(last)]
+            if not later or any(loop.order < last.order for loop in later):
+                continue  # (one prediction, or inside an outer loop that holds the training loop)
+            if repeats_one_input(call) or evaluation.grad_disabled_at(call) or id(call.node) in feeding:
+                continue
+            if any(evaluation.dummy_input(a.value, fn) for a in call.node.args if a.keyword is None):
+                continue  # samples from noise
+            yield ctx.report(
+                call.node,
+                f"'{call.dotted}' runs in a loop after the training loop of '{fn.name}' with gradients "
+                "enabled: every batch builds an autograd graph no backward uses; wrap the evaluation in "
+                "`torch.no_grad()`",
+            )
+            return True
+        return False
 
     @staticmethod
     def _predictions_beside_an_attack(ctx, eval_pass):
@@ -170,9 +192,15 @@ def _calls_feeding_gradients(fn) -> set[int]:
             continue
         needed = names_in(sink)
         feeding.update(id(inner) for inner in calls_within(sink))
+        # (a name the backward's own loop assigns before it is that assignment's: `outputs = model(x)` of the
+        # validation loop after it, in the same epoch loop, never reaches the training loop's backward)
+        inner = c.context.loops[-1] if c.context.loops else None
+        killed = {t for a in fn.assigns if inner is not None and inner in a.context.loops
+                  and a.context.order < c.context.order and not a.augmented for t in a.targets}
         reaching = [
             a for a in fn.assigns
             if a.value is not None and (a.context.order < c.context.order or set(a.context.loops) & set(c.context.loops))
+            and (inner is None or inner in a.context.loops or not set(a.targets) <= killed)
         ]
         grown = True
         while grown:
