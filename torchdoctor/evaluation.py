@@ -38,7 +38,7 @@ _EVAL_NAME = re.compile(
 _ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$|^net_[A-Z]{1,2}$")
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
-    r"netG|netD|transformer|resnet|cnn|rnn|lstm|mlp|vae|unet|engine|ranker|reranker|biencoder)s?\d*$",
+    r"netG|netD|transformer|resnet|cnn|(bi)?(rnn|lstm|gru)|mlp|vae|unet|engine|ranker|reranker|biencoder)s?\d*$",
     re.I,
 )
 _PARAMETER_FREE = re.compile(
@@ -729,10 +729,13 @@ class Evaluation:
         if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
             return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
         owner = call.function.self_class() if receiver.startswith("self.") else None
-        if named and not generating and owner is not None and any(
-            c.receiver == receiver and c.method in ("eval", "train") and c.function.self_class() is owner for c in self.facts.calls
+        if not generating and owner is not None and any(
+            c.receiver == receiver and c.method in ("eval", "train") and not c.node.args and c.function.self_class() is owner
+            for c in self.facts.calls
         ):
-            return True  # `self.model.predict(x)` in a class whose `__init__` calls `self.model.eval()`: a module
+            # `self.model.predict(x)` in a class whose `__init__` calls `self.model.eval()`: a module; so is
+            # CityLayout's `self.sampler`, a diffusion model its evaluator switches before `self.sampler.sample(...)`
+            return True
         return bool(named) and bool(generating or _NAMED_RUN_METHOD.match(call.method))
 
     def _runs_through_base_method(self, call: CallInfo) -> list[ModelRun]:
@@ -854,11 +857,13 @@ class Evaluation:
         project = self.training.project
         # a class of this file that defines the method is the model's (USAD's `model.validation_step`
         # beside `class UsadModel`); only then the project's others
-        found = [(self.facts, m) for cls in self.facts.all_classes for m in cls.methods.values() if m.name == name]
-        if not found:
-            found = project.methods_named(self.facts, name) if project is not None and name else []
-        found = [(facts, m) for facts, m in found if not any(  # (not a proxy: `return self.base_model.<name>(...)`)
-            c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
+        def not_proxies(found):  # (not a proxy: `return self.base_model.<name>(...)`)
+            return [(facts, m) for facts, m in found if not any(
+                c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
+
+        found = not_proxies([(self.facts, m) for cls in self.facts.all_classes for m in cls.methods.values() if m.name == name])
+        if not found:  # (CityLayout's trainer `sample()` hands on to `self.generator_ema.ema_model.sample(...)`)
+            found = not_proxies(project.methods_named(self.facts, name) if project is not None and name else [])
         if not found and name in _LIBRARY_NO_GRAD_METHODS:
             return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
         return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
@@ -1615,6 +1620,10 @@ class Evaluation:
             # closure sees the model as the enclosing function left it where the closure is defined
             defined_at = min((c.context.order for c in fn.calls), default=1 << 62)
             return self._last_mode(fn.parent, model, defined_at) == "eval"
+        if not sites and head in fn.params and head != "self" and _switches_other_params_only(fn, model, call.context.order) and (
+            not self._sites_anywhere(fn)
+        ):
+            return False  # `model_mlp.eval(); model_cnn.eval()`, then `model_bilstm(seqs)`: it sets the modes, and missed one
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
         judged = [(self, site) for site in sites]
@@ -2567,6 +2576,15 @@ def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
     return bool(switched) and not any(within(model, r) or within(r, model) for r in switched)
 
 
+def _switches_other_params_only(fn: FunctionInfo, model: str, before: int) -> bool:
+    """fn switches other models it is handed to eval mode before the pass (`model_mlp.eval()`), but
+    neither `model` nor anything holding it (Text-Mining's vote over four taggers)."""
+    params = set(fn.params) - {"self", "cls"}
+    switched = [c.receiver for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver
+                and c.receiver.split(".", 1)[0] in params and c.context.order < before]
+    return bool(switched) and not any(within(model, r) or within(r, model) for r in switched)
+
+
 def _takes_gradients(method: FunctionInfo) -> bool:
     """(A backward only under a test, DALLE2's `if self.training: self.accelerator.backward(loss)`, is
     training's; evaluation gets no use from the graph.)"""
@@ -2661,12 +2679,13 @@ def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> boo
 
 
 def _switches_itself(cls) -> bool:
-    """An nn.Module that trains itself: some method calls `self.train()` (or its networks' `train()`) and
+    """An nn.Module that trains itself: some method calls `self.train()` (or its networks' `train()`, or
+    that of the model it is handed: Text-Mining's `BaseModel.run_train(self, model, data_path)`) and
     steps or backpropagates (ECAPA-TDNN's `ECAPAModel.train_network`, SEGAN's `train(opts, dloader, ...)`).
     Its evaluation methods are passes like a trainer's."""
     return any(
-        any((c.receiver == "self" or (c.receiver or "").startswith("self.")) and c.method == "train" and not c.node.args
-            for c in m.calls)
+        any((c.receiver == "self" or (c.receiver or "").startswith("self.") or c.receiver in m.params[1:])
+            and c.method == "train" and not c.node.args for c in m.calls)
         and any(c.method in ("backward", "step") for c in m.calls)
         for m in cls.methods.values()
     )
