@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.decorators import is_no_grad_name
-from torchdoctor.evaluation import EVAL_TRIGGERS, repeats_one_input
+from torchdoctor.evaluation import EVAL_TRIGGERS, repeats_one_input, walks_data
 from torchdoctor.facts import LoopInfo, calls_within, is_test_module, names_in
 from torchdoctor.rule import Rule
 
@@ -145,6 +145,8 @@ class EvalWithoutNoGrad(Rule):
             later = [loop for loop in call.context.loops if not loop.encloses(last)]
             if not later or any(loop.order < last.order for loop in later):
                 continue  # (one prediction, or inside an outer loop that holds the training loop)
+            if last.parent is not None and not walks_data(later[0]):
+                continue  # (inside the epoch loop, `for idx in range(n_classes)`: a few samples to save, not a pass over data)
             if repeats_one_input(call) or evaluation.grad_disabled_at(call) or id(call.node) in feeding:
                 continue
             if any(evaluation.dummy_input(a.value, fn) for a in call.node.args if a.keyword is None):

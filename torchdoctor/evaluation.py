@@ -273,7 +273,7 @@ class Evaluation:
                 attacked = bool(_EVAL_NAME.search(fn.name)) and not self.steps_anything(fn)
                 if not attacked:
                     continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) and not _switches_itself(fn.cls):
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) and not self._trains_itself(self.facts, fn.cls):
                 # a model's own infer()/predict(): whoever calls it sets the modes (unless the module runs its
                 # own training and evaluation, switching itself: ECAPA-TDNN's `train_network`/`eval_network`)
                 own = self._runs_over_own_loader(fn) if _EVAL_NAME.search(fn.name) else ()
@@ -325,7 +325,7 @@ class Evaluation:
                 continue
             calls = tuple(
                 r for r in self.model_runs(fn)
-                if r.call.context.loops and self._runs_per_batch(r.call) and _iterates_data(r.call.context.loops[-1])
+                if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
                 and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
             )
             if calls and not self._shared_with_training(fn):
@@ -564,6 +564,17 @@ class Evaluation:
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
+
+    def _trains_itself(self, facts, cls, depth: int = 0) -> bool:
+        """`_switches_itself`, for the class or a base class of the project (Text-Mining's `BiLSTM_CRF(BaseModel)`,
+        whose base in another file holds `run_train`)."""
+        if _switches_itself(cls):
+            return True
+        for written in cls.written_bases if depth < 4 else ():
+            found = lookup_class(self.training.project, facts, written)
+            if found is not None and found[1] is not cls and self._trains_itself(found[0], found[1], depth + 1):
+                return True
+        return False
 
     def _runs_through_own_call(self, call: CallInfo, depth: int) -> list[ModelRun]:
         """`self(**batch)` in a plain trainer object whose `__call__` hands on to `self.forward(...)`, which
@@ -2412,7 +2423,7 @@ def _loop_source(loop) -> str:
     return (dotted_name(it.func) or "") if isinstance(it, cst.Call) else ""
 
 
-def _iterates_data(loop) -> bool:
+def iterates_data(loop) -> bool:
     """`for x, y in loader` or `range(0, n, batch_size)`, not `for _ in range(2): model(im)` (warm-up runs)
     or a `while` of retries."""
     if not isinstance(loop.node, cst.For):
@@ -2425,12 +2436,25 @@ def _iterates_data(loop) -> bool:
     return True
 
 
+def walks_data(loop) -> bool:
+    """`iterates_data`, or a range as long as some data: `for k in range(len(dataset_val))`,
+    `range(x_valid.shape[0] // batch_size)` (not `range(n_classes)`)."""
+    if iterates_data(loop):
+        return True
+    it = loop.node.iter if isinstance(loop.node, cst.For) else None
+    if not (isinstance(it, cst.Call) and dotted_name(it.func) == "range"):
+        return False
+    sized = [c for a in it.args for c in calls_within(a.value) if dotted_name(c.func) == "len"]
+    shaped = [n for a in it.args for n in names_in(a.value) if n.endswith((".shape", ".size"))]
+    return bool(sized or shaped)
+
+
 def repeats_one_input(call: CallInfo) -> bool:
     """`for i in range(0, 3): _ = model(x)`: warm-up runs before timing, the same input again and
     again, not a pass over data (the loop only counts repetitions: its body never reads the counter,
     and the call reads nothing the loop changes)."""
     loop = call.context.loop
-    if loop is None or not isinstance(loop.node, cst.For) or _iterates_data(loop):
+    if loop is None or not isinstance(loop.node, cst.For) or iterates_data(loop):
         return False  # (`for x in loader`, `range(0, n, batch_size)`: data; a `for _ in range(k)` is left)
     if names_in(loop.node.body) & set(loop.targets):
         return False  # `for i in range(num_batches): batch = images[i * b:(i + 1) * b]`: walks the data
