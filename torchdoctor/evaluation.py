@@ -2058,7 +2058,8 @@ class Evaluation:
                 # (`net = getattr(self, "net" + name); net.eval()` for every name: a GAN zoo's `eval()`)
                 every = (not by_name_only and c.method == "eval" and model.startswith("self.")
                          and judge._picked_by_name(c.receiver or "", m, c.context.order))
-                if every or (c.method == "eval" and c.receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
+                receiver = c.receiver or _moved_receiver(c)  # (`self.model.to(self.device).eval()` in `__init__`)
+                if every or (c.method == "eval" and receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
             for a in m.assigns:  # `self.inception, self.deeplab = create_metric_models(opt)`, each in eval mode
