@@ -372,7 +372,8 @@ class TensorCreatedInForward(Rule):
             # kornia's generators: a parameter handed back beside others placed with `device=`; a flow's
             # log-determinant (`ldj = torch.zeros(b); return z, ldj`), which its caller adds to the CUDA ones
             handed_back = target is not None and uses.handed_back(target, call.node)
-            handed = handed_back and (placed_siblings or bool(_ACCUMULATED_TERM.search(target)))
+            handed = handed_back and (placed_siblings or bool(_ACCUMULATED_TERM.search(target)) or (
+                forward is not None and _returned_beside_layer_outputs(fn, target)))
             verdict = (
                 _callers_verdict(ctx.facts, fn, target, self.scan_of) if forward is None and handed_back and not handed else None
             )
@@ -681,6 +682,27 @@ def _number_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _returned_beside_layer_outputs(fn: FunctionInfo, name: str) -> bool:
+    """A forward hands the tensor back in one tuple with the output of one of the module's layers:
+    GVP's `return (s, v)` with `s = torch.relu(self.ws(x))` and `v = torch.zeros(...)`. Its caller
+    receives one result on two devices and mixes them (`v + dv`); nothing suggests it places `v`."""
+    layer_outputs = {t for a in fn.assigns if a.value is not None and _runs_a_layer(fn, a.value) for t in a.targets}
+    for ret, _ in fn.returns:
+        value = ret.value
+        if not isinstance(value, cst.Tuple):
+            continue
+        parts = [e.value for e in value.elements]
+        if any(isinstance(p, cst.Name) and p.value == name for p in parts) and any(
+            isinstance(p, cst.Name) and p.value in layer_outputs or _runs_a_layer(fn, p) for p in parts
+        ):
+            return True
+    return False
+
+
+def _runs_a_layer(fn: FunctionInfo, value: cst.BaseExpression) -> bool:
+    return any(_runs_held_layer(fn, c) for c in calls_within(value))
 
 
 def _runs_held_layer(fn: FunctionInfo, call: cst.Call) -> bool:

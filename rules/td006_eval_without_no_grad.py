@@ -139,6 +139,8 @@ class EvalWithoutNoGrad(Rule):
         and True returned."""
         evaluation = ctx.evaluation
         trained_models = {c.dotted for c in last.calls if id(c.node) in feeding and evaluation.is_model_call(c)}
+        # (`ddp_model = DDP(model)` trains; the validation runs `model`, the module it wraps)
+        trained_models |= {evaluation.wrapped_module(m, fn, last.order) for m in trained_models if m} - {None}
         for call in fn.calls:
             if call.dotted not in trained_models or call.context.order <= last.order or last in call.context.loops:
                 continue

@@ -154,14 +154,16 @@ class MissingSetEpoch(Rule):
     def _samplers_given_epoch(self, ctx) -> set[int] | None:
         """ids of the sampler calls that receive set_epoch; None if a receiver cannot be traced."""
         flow, out = ctx.dataflow, set()
-        for c in ctx.facts.method_calls("set_epoch"):
+        # (a library's subclass may name it otherwise: cycling_utils' `with train_sampler.in_epoch(epoch):`)
+        setters = [c for c in ctx.facts.calls if c.method and "epoch" in c.method and c.node.args and isinstance(c.node.func, cst.Attribute)]
+        for c in setters:  # (an untraced receiver of any other `*epoch*` method is not taken for a sampler)
             receiver = c.node.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
                 loaders = flow.origins(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
                 made = [s for o in loaders if o is not None for s in self._samplers_of(ctx, o)]
             else:
                 made = [o for o in flow.origins(receiver, c.function, c.context.order) if o is not None]
-            if not made:
+            if not made and c.method == "set_epoch":
                 return None
             out.update(id(m.call) for m in made)
         iterated = {loop.iter_name for loop in ctx.facts.loops if loop.iter_name}

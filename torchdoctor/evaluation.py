@@ -67,6 +67,7 @@ _MODULE_API_METHODS = _MODULE_API | {
     "register_backward_hook", "get_submodule", "get_parameter", "get_buffer", "share_memory", "extra_repr", "forward",
 }
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
+_PARALLEL_WRAPPER = re.compile(r"(^|\.)(DistributedDataParallel|DataParallel|DDP|FullyShardedDataParallel|FSDP|compile)$")
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
 # (`reranker._process_mentions_for_model(...)`; OSTrack's `model.forward_backbone(x)` is a method of `model`)
@@ -997,6 +998,15 @@ class Evaluation:
             method = self._method_of(inst.facts, inst.cls, call.method) if inst is not None and inst.cls is not None else None
             own = "self" + model[len(call.receiver):]
             return method is not None and self.for_file(inst.facts)._last_mode(method, own, 1 << 62) == "eval"
+        if callee is None and self.training.project is not None and any(dotted_name(a.value) == model for a in call.node.args):
+            # `eval_utils.train_s_evaluator(s_evaluator, ...)` from another file, which trains the model it is
+            # handed and then tests it in eval mode, leaving it so (CLUB_impl)
+            found = self.training.project.function_named(self.facts, call.dotted)
+            if found is not None and not any(d.endswith("contextmanager") for d in found[1].decorators):
+                _, param = self._model_arg(found[1], call, model)
+                if param is None or not any(i.method == "eval" and i.receiver == param for i in found[1].calls):
+                    return False
+                return self.for_file(found[0])._mode_left_by(found[1], param, 1 << 62) == "eval"
         if callee is None:
             # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file,
             # judged below as a context manager of this file would be
@@ -1677,6 +1687,20 @@ class Evaluation:
         return (last is not None and last.method == "train" and not _is_false_arg(last.node) and len(last.node.args) <= 1
                 and last.context.order > run.context.order and not last.context.branches)
 
+    def wrapped_module(self, name: str, fn: FunctionInfo, before: int) -> str | None:
+        """The module a data-parallel wrapper (or `torch.compile`) held under `name` wraps: `model` for
+        `ddp_model = DDP(model, device_ids=[rank])`. It shares the module, modes included."""
+        if not name.isidentifier():
+            return None
+        held = self.flow.value_of(name, fn, before)
+        value = held[0] if held is not None else None
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+            return None
+        q = self.facts.qualify(value.func) or dotted_name(value.func) or ""
+        if not _PARALLEL_WRAPPER.search(q):
+            return None
+        return dotted_name(value.args[0].value)
+
     def _element_holders(self, model: str, fn: FunctionInfo, before: int, depth: int = 0) -> set[str] | None:
         """The lists a local name takes its model from, on every path: `self.encoder` for
         `encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`. None when not an element."""
@@ -2156,6 +2180,9 @@ class Evaluation:
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
+            wrapped = self.wrapped_module(receiver, fn, c.context.order)
+            if wrapped is not None:  # `ddp_model = DDP(model)` ... `ddp_model.eval()` switches `model` too
+                receivers.add(wrapped)
             # (`self.modules.netG.eval()` before running `self.modules`: the author switched the part
             # that has a mode, by choice; a child switched back to training says nothing of the rest)
             child = c.method == "eval" and any(within(r, m) for r in receivers for m in names)
