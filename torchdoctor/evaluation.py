@@ -2192,7 +2192,9 @@ class Evaluation:
                 continue
             if c.method in ("eval", "train") and len(c.node.args) > 1:
                 continue  # `learner.train(loader, epochs)`: a training routine (judged as a helper below), no switch
-            if c.method == "eval" or (c.method == "train" and _is_false_arg(c.node)):
+            if c.method == "eval" or (c.method == "train" and (_is_false_arg(c.node) or _mode_passed_in(c, fn))):
+                # (`self.network.train(training)` in JORLDY's `act(state, training=True)`: the caller picks the
+                # mode, and an evaluation passes False; no claim is made for it)
                 events.append((c.context.order, "eval", c.context.branches))
             elif c.method == "train":
                 events.append((c.context.order, "train", c.context.branches))
@@ -2693,6 +2695,12 @@ def _wraps_argument(facts, call: cst.Call, names: set[str]) -> bool:
         dotted_name(arg.value) in names and arg.keyword is None and i < len(params) and params[i] in kept
         for i, arg in enumerate(call.args)
     )
+
+
+def _mode_passed_in(call: CallInfo, fn: FunctionInfo) -> bool:
+    """`model.train(training)`: the mode is a parameter of the function, so its caller chooses it."""
+    args = call.node.args
+    return len(args) == 1 and isinstance(args[0].value, cst.Name) and args[0].value.value in fn.params and args[0].value.value != "self"
 
 
 def _is_false_arg(call: cst.Call) -> bool:
