@@ -1950,6 +1950,10 @@ class _UseScan(cst.CSTVisitor):
         `p = torch.tensor([0.0])`."""
         after = self.made_at.get(id(made), -1) if made is not None else -1
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
+        if "filled" in kinds:
+            # `ind[1] = gt_labels` then only `pd_scores[ind[0], ind[1]]` (YOLOv6's assigner): filled with device
+            # values, read only as an index; filled and never read at all is left to other checks
+            kinds = [k for k in kinds if k != "filled"] or ["filled"]
         # `scale_t[0]` of `torch.tensor([scale])`, `done[i][j]` of `torch.zeros(b, k)`: a 0-dim tensor
         dims = _dimensions(made) if made is not None else None
         kinds = ["index" if k.startswith("element") and dims is not None and int(k[7:]) >= dims else k for k in kinds]
@@ -2264,7 +2268,8 @@ class _UseScan(cst.CSTVisitor):
                 element.visit(self)
             base = node.target.value
             if isinstance(base, cst.Name) and base.value in self._tracked and self._statements and self._statements[-1].touches:
-                # `out_ft[:, :, j] = cuda_values`: the CPU tensor takes in GPU results and stays on the CPU
+                # `out_ft[:, :, j] = cuda_values`: the CPU tensor takes in GPU results and stays on the CPU (the
+                # copy itself works; what is read from it afterwards meets the device)
                 self._tick += 1
-                self.uses.setdefault(base.value, []).append((self._tick, "tensor"))
+                self.uses.setdefault(base.value, []).append((self._tick, "filled"))
         return False  # targets are writes, not uses

@@ -170,8 +170,18 @@ class Evaluation:
             return False
         if self._library_inference_wrapper(call):
             return False
+        if self._method_of_project_object(call):
+            return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
+
+    def _method_of_project_object(self, call: CallInfo) -> bool:
+        """`obj.name(...)` where `obj` is an instance of a project class that defines `name` as a method."""
+        func = call.node.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) in (None, "self"):
+            return False
+        owner = self.flow.instance_of(func.value, call.function, call.context.order)
+        return owner is not None and owner.cls is not None and self._method_of(owner.facts, owner.cls, func.attr.value) is not None
 
     def _library_inference_wrapper(self, call: CallInfo) -> bool:
         """`self.asr_model = Speech2Text(...)` from `espnet2.bin.asr_inference`: a library's inference
