@@ -1952,8 +1952,10 @@ class _UseScan(cst.CSTVisitor):
         kinds = [k for at, k in self.uses.get(name, []) if at > after and k != "derive"]
         if "filled" in kinds:
             # `ind[1] = gt_labels` then only `pd_scores[ind[0], ind[1]]` (YOLOv6's assigner): filled with device
-            # values, read only as an index; filled and never read at all is left to other checks
-            kinds = [k for k in kinds if k != "filled"] or ["filled"]
+            # values and read only as an index. Filled, then handed back or mixed (`dec_outputs[t] = out` ...
+            # `return dec_outputs`), it carries device results on the CPU: a tensor use like any other
+            others = [k for k in kinds if k != "filled"]
+            kinds = others if others and all(k == "index" for k in others) else [k if k != "filled" else "tensor" for k in kinds]
         # `scale_t[0]` of `torch.tensor([scale])`, `done[i][j]` of `torch.zeros(b, k)`: a 0-dim tensor
         dims = _dimensions(made) if made is not None else None
         kinds = ["index" if k.startswith("element") and dims is not None and int(k[7:]) >= dims else k for k in kinds]

@@ -17,7 +17,7 @@ from typing import Callable
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, calls_within, dotted_name, exclusive_branches, names_in
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -531,6 +531,8 @@ class DataFlow:
             return "torch.nn.CrossEntropyLoss"
         if built and cross_entropy and built - cross_entropy == {"torch.nn.BCEWithLogitsLoss"}:
             return LOGIT_LOSSES  # `BCEWithLogitsLoss() if mixup else CrossEntropyLoss()`: logits either way
+        if built == {"torch.nn.BCEWithLogitsLoss"}:
+            return "torch.nn.BCEWithLogitsLoss"  # (the only loss that can reach here, by the tests it sits under)
         return None
 
     def _logit_function(self, value, fn: FunctionInfo, depth: int = 0) -> bool:
@@ -616,6 +618,27 @@ class DataFlow:
                    for test, way in self._settings_taken(self.facts.branches_at.get(order, ()), method).items())
         ]
 
+    def _assigned_under_the_same_tests(self, candidates: list, order: int) -> list:
+        """The assignments that can reach a use at `order` given the `if` tests both sit under: a loss chosen
+        by `if task == 'B': loss_func = nn.BCEWithLogitsLoss() elif task == 'M': loss_func = nn.CrossEntropyLoss()`
+        and called under `elif task == 'M':` is the cross-entropy. Only tests of plain names and constants
+        are compared (a test that calls something may answer differently the second time)."""
+        use = self._plain_tests_taken(self.facts.branches_at.get(order, ()))
+        if not use:
+            return candidates
+        kept = [a for a in candidates if all(
+            use.get(test, way) == way for test, way in self._plain_tests_taken(self.facts.branches_at.get(a.context.order, ())).items()
+        )]
+        return kept or candidates
+
+    def _plain_tests_taken(self, branches) -> dict[str, bool]:
+        out = {}
+        for if_id, branch in branches:
+            test = self.facts.if_tests.get(if_id)
+            if test is not None and not calls_within(test):
+                out[cst.Module([]).code_for_node(test)] = branch == 0
+        return out
+
     def _settings_taken(self, branches, method: FunctionInfo | None = None) -> dict[str, bool]:
         """code of an `if` test on `self.` settings -> whether its body (True) or else branch was taken.
         In `method`, a parameter it stores as a setting reads as that setting: MolCLR's `__init__` tests
@@ -678,6 +701,8 @@ class DataFlow:
         if not candidates and fn is not module and name not in fn.params and name not in fn.assigned_names():
             # a script's global `criterion`, chosen at module level and called inside `def train(epoch):`
             candidates, fn = self.reaching_candidates(name, module, 1 << 62), module
+        if len(candidates) > 1:
+            candidates = self._assigned_under_the_same_tests(candidates, order)
         if candidates:
             found: set[str] = set()
             for a in candidates:
