@@ -348,11 +348,14 @@ class TrainingFacts:
             return False
         found = self.project.function_named(self.facts, call.dotted)  # `clip(opt)`, `util.clip_grad_norm(opt, m)`
         fn = found[1] if found is not None else self._project_method(call)
+        if fn is None and call.receiver is not None and "." not in call.receiver and call.method and _HOOK_METHOD.match(call.method):
+            # `for h in self.hooks: h.on_step_end(model=..., optimizer=self.opt)`: a hook of unknown class; harmless
+            # when every method of that name the project defines is (simple_task_pytorch's checkpoint hooks)
+            hooks = [m for _, m in self.project.methods_named(self.facts, call.method)]
+            return bool(hooks) and all(_resets_nothing(m) for m in hooks)
         if fn is None or not hasattr(fn, "calls"):
             return False
-        return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
-            t.endswith(".grad") for a in fn.assigns for t in a.targets
-        )
+        return _resets_nothing(fn)
 
     def _project_method(self, call: CallInfo):
         """The method `manager.register(...)` runs, for `manager = SnapshotManager(...)` built in the same
@@ -880,3 +883,13 @@ def _dict_bound_to(name: str, call: CallInfo) -> cst.Dict | None:
         if a.targets == (name,) and a.context.order < call.context.order and a.augmented is None:
             bound = a.value if isinstance(a.value, cst.Dict) else None
     return bound
+
+
+_HOOK_METHOD = re.compile(r"^on_\w+$")  # `on_step_end`, `on_train_batch_end`: a callback's hook
+
+
+def _resets_nothing(fn) -> bool:
+    """The function neither resets nor steps anything, nor writes a `.grad`."""
+    return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
+        t.endswith(".grad") for a in fn.assigns for t in a.targets
+    )
