@@ -614,8 +614,7 @@ class DataFlow:
             return choices
         return [
             (value, method, order) for value, method, order in choices
-            if all(taken.get(test, way) == way
-                   for test, way in self._settings_taken(self.facts.branches_at.get(order, ()), method).items())
+            if _agree(taken, self._settings_taken(self.facts.branches_at.get(order, ()), method))
         ]
 
     def _assigned_under_the_same_tests(self, candidates: list, order: int) -> list:
@@ -626,16 +625,21 @@ class DataFlow:
         use = self._plain_tests_taken(self.facts.branches_at.get(order, ()))
         if not use:
             return candidates
-        kept = [a for a in candidates if all(
-            use.get(test, way) == way for test, way in self._plain_tests_taken(self.facts.branches_at.get(a.context.order, ())).items()
-        )]
+        kept = [a for a in candidates if _agree(use, self._plain_tests_taken(self.facts.branches_at.get(a.context.order, ())))]
         return kept or candidates
 
     def _plain_tests_taken(self, branches) -> dict[str, bool]:
+        return self._tests_taken(branches, lambda test: not calls_within(test))
+
+    def _tests_taken(self, branches, accept, rewrite: cst.CSTTransformer | None = None) -> dict[str, bool]:
+        """code of each accepted `if` test among `branches` (rewritten first, if asked) -> whether its body
+        (True) or its else branch was taken."""
         out = {}
         for if_id, branch in branches:
             test = self.facts.if_tests.get(if_id)
-            if test is not None and not calls_within(test):
+            if test is not None and rewrite is not None:
+                test = test.visit(rewrite)
+            if test is not None and accept(test):
                 out[cst.Module([]).code_for_node(test)] = branch == 0
         return out
 
@@ -648,14 +652,7 @@ class DataFlow:
             if isinstance(a.value, cst.Name) and a.value.value in method.params and len(a.targets) == 1
             and a.targets[0].startswith("self.") and a.targets[0].count(".") == 1
         }
-        out = {}
-        for if_id, branch in branches:
-            test = self.facts.if_tests.get(if_id)
-            if test is not None and stored:
-                test = test.visit(_AsSettings(stored))
-            if test is not None and _reads_only_self(test):
-                out[cst.Module([]).code_for_node(test)] = branch == 0
-        return out
+        return self._tests_taken(branches, _reads_only_self, _AsSettings(stored) if stored else None)
 
     def _cross_entropy_on_input(self, name: str) -> bool:
         """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
@@ -1181,6 +1178,11 @@ def _reads_only_self(test: cst.BaseExpression) -> bool:
 
     test.visit(_Roots())
     return bool(roots) and all(r == "self" for r in roots)
+
+
+def _agree(taken: dict[str, bool], other: dict[str, bool]) -> bool:
+    """Two sets of taken `if` tests (code -> branch) never take a test they share different ways."""
+    return all(taken.get(test, way) == way for test, way in other.items())
 
 
 def _public_torch_name(qualified: str | None) -> str | None:

@@ -1630,7 +1630,7 @@ class Evaluation:
             return all(self.eval_mode_set_before(side + model[len(head):], call, depth + 1) for side in chosen)
         sites = self.flow.call_sites(fn)
         if not sites and head == "self" and fn.cls is not None:
-            if _switches_siblings_only(fn, model, call.context.order) and not self._class_sets_eval(
+            if _switches_others_only(fn, model, call.context.order, {"self"}) and not self._class_sets_eval(
                 self.facts, fn.cls, model, fn, 0, by_name_only=True
             ):  # (a scorer switched to eval once in `__init__` stays so)
                 return False  # `self.netG_B.eval()` here, and not netG_A: this entry sets the modes, and missed one
@@ -1651,7 +1651,8 @@ class Evaluation:
             # closure sees the model as the enclosing function left it where the closure is defined
             defined_at = min((c.context.order for c in fn.calls), default=1 << 62)
             return self._last_mode(fn.parent, model, defined_at) == "eval"
-        if not sites and head in fn.params and head != "self" and _switches_other_params_only(fn, model, call.context.order) and (
+        handed = set(fn.params) - {"self", "cls"}
+        if not sites and head in handed and _switches_others_only(fn, model, call.context.order, handed) and (
             not self._sites_anywhere(fn)
         ):
             return False  # `model_mlp.eval(); model_cnn.eval()`, then `model_bilstm(seqs)`: it sets the modes, and missed one
@@ -2632,20 +2633,18 @@ def _environment_rollout(call: CallInfo) -> bool:
     )
 
 
-def _switches_siblings_only(fn: FunctionInfo, model: str, before: int) -> bool:
-    """fn switches other networks of its object to eval mode before the pass (`self.netG_B.eval()`),
-    but neither `model` nor anything holding it (`self.netG_A` runs in training mode)."""
-    switched = [c.receiver for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver
-                and c.receiver.startswith("self.") and c.context.order < before]
-    return bool(switched) and not any(within(model, r) or within(r, model) for r in switched)
-
-
-def _switches_other_params_only(fn: FunctionInfo, model: str, before: int) -> bool:
-    """fn switches other models it is handed to eval mode before the pass (`model_mlp.eval()`), but
-    neither `model` nor anything holding it (Text-Mining's vote over four taggers)."""
-    params = set(fn.params) - {"self", "cls"}
-    switched = [c.receiver for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver
-                and c.receiver.split(".", 1)[0] in params and c.context.order < before]
+def _switches_others_only(fn: FunctionInfo, model: str, before: int, heads: set[str]) -> bool:
+    """fn switches other networks rooted at `heads` to eval mode before the pass, but neither `model` nor
+    anything holding it: networks of its object (`self.netG_B.eval()` while `self.netG_A` runs in training
+    mode; `self` itself does not count), or models it is handed (`model_mlp.eval()` while `model_bilstm`
+    runs: Text-Mining's vote over four taggers)."""
+    switched = []
+    for c in fn.calls:
+        if c.method != "eval" or c.node.args or not c.receiver or c.context.order >= before:
+            continue
+        head, dot, _ = c.receiver.partition(".")
+        if head in heads and (dot or head != "self"):
+            switched.append(c.receiver)
     return bool(switched) and not any(within(model, r) or within(r, model) for r in switched)
 
 
