@@ -22,18 +22,20 @@ _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce", 
 # Arguments that may be CPU tensors whatever the device, by (position, keyword): `pack_padded_sequence`'s
 # lengths (read on the CPU), the shape tensor of ONNX-friendly `reshape_from_tensor_shape` (built from
 # `shape_as_tensor`, a CPU tensor)
+_CTC_HOST_ARGUMENTS = ((1, "targets"), (2, "input_lengths"), (3, "target_lengths"))
 _HOST_ARGUMENTS = {
-    "pack_padded_sequence": (1, "lengths"),
-    "reshape_from_tensor_shape": (1, "shape"),
+    "pack_padded_sequence": ((1, "lengths"),),
+    "reshape_from_tensor_shape": ((1, "shape"),),
     # torchdiffeq coerces the time grid to y0's device (with a warning): `odeint(f, h, torch.tensor([0, eps]))`
-    "odeint": (2, "t"),
-    "odeint_adjoint": (2, "t"),
-    # CTC targets on the CPU are what cuDNN's CTC needs, and the native CUDA kernel moves them itself
-    # (flowtron's `self.CTCLoss(log_probs, torch.arange(1, n + 1)[None], ...)`; checked in tests/test_gpu.py)
-    "ctc_loss": (1, "targets"),
-    "CTCLoss": (1, "targets"),
+    "odeint": ((2, "t"),),
+    "odeint_adjoint": ((2, "t"),),
+    # CTC targets and lengths on the CPU are what cuDNN's CTC needs, and the native CUDA kernel moves them
+    # itself (flowtron's `self.CTCLoss(log_probs, torch.arange(1, n + 1)[None], ...)`, the captcha models'
+    # `torch.full(size=(bs,), fill_value=t, dtype=torch.int32)` lengths; checked in tests/test_gpu.py)
+    "ctc_loss": _CTC_HOST_ARGUMENTS,
+    "CTCLoss": _CTC_HOST_ARGUMENTS,
     # the output size of `F.interpolate(x, (w, h))` is read as Python ints (SpeechBrain's time warping)
-    "interpolate": (1, "size"),
+    "interpolate": ((1, "size"),),
 }
 # factories whose positional arguments and these keywords are sizes or bounds, read as Python numbers:
 # `torch.randint(low=lo, high=start_max + 1, size=(drop_times[i],))`
@@ -2021,8 +2023,8 @@ class _UseScan(cst.CSTVisitor):
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPE_OF_ARGUMENT:
             # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
-        host_argument = _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1])
-        if host_argument is not None:
+        taker = callee or (dotted_name(node.func.func) or "" if isinstance(node.func, cst.Call) else "")
+        for host_argument in _HOST_ARGUMENTS.get(taker.rsplit(".", 1)[-1], ()):  # (`nn.CTCLoss(blank=0)(log_probs, ...)`)
             # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA
             # tensor there is copied back), so a CPU tensor is what belongs there
             read = argument(node, *host_argument)

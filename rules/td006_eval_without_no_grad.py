@@ -145,9 +145,11 @@ class EvalWithoutNoGrad(Rule):
             if call.dotted not in trained_models or call.context.order <= last.order or last in call.context.loops:
                 continue
             later = [loop for loop in call.context.loops if not loop.encloses(last)]
-            if not later or any(loop.order < last.order for loop in later):
+            # (`valid_loss = sum(loss_func(model(xb), yb) for xb, yb in valid_dl)`: a pass over a loader too)
+            over_loader = id(call.node) in evaluation.loader_comprehension_calls(fn)
+            if not (later or over_loader) or any(loop.order < last.order for loop in later):
                 continue  # (one prediction, or inside an outer loop that holds the training loop)
-            if last.parent is not None and not walks_data(later[0]):
+            if later and last.parent is not None and not walks_data(later[0]):
                 continue  # (inside the epoch loop, `for idx in range(n_classes)`: a few samples to save, not a pass over data)
             if repeats_one_input(call) or evaluation.grad_disabled_at(call) or id(call.node) in feeding:
                 continue

@@ -378,6 +378,15 @@ def _cpu_targets_for_ctc_loss(x):
     return torch.nn.CTCLoss(zero_infinity=True)(log_probs, targets, input_lengths=lengths, target_lengths=torch.tensor([2, 2]))
 
 
+def _cpu_full_lengths_for_ctc_loss(x):
+    """The captcha readers' CTC loss: int32 lengths made by `torch.full` on the host, passed by position."""
+    log_probs = x.reshape(4, 15).log_softmax(-1)[:, None, :].expand(4, 2, 15).contiguous()  # (T, N, C)
+    targets = torch.randint(1, 15, (2, 2), device=x.device)
+    input_lengths = torch.full(size=(2,), fill_value=log_probs.size(0), dtype=torch.int32)
+    target_lengths = torch.full(size=(2,), fill_value=targets.size(1), dtype=torch.int32)
+    return torch.nn.CTCLoss(blank=0)(log_probs, targets, input_lengths, target_lengths)
+
+
 def _cuda_zero_dim_times_cpu_vector(x):
     return x.sum() * torch.ones(x.shape[0])  # normflows' cached _Linear: a CUDA 0-dim log-det times CPU ones
 
@@ -432,7 +441,7 @@ def _random_bounds_as_python_numbers(x):
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int, _cpu_flags_returned_then_read_as_masks,
-     _cpu_targets_for_ctc_loss],
+     _cpu_targets_for_ctc_loss, _cpu_full_lengths_for_ctc_loss],
 )
 def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     x = torch.randn(4, 5, 3, device="cuda")

@@ -699,14 +699,50 @@ class Evaluation:
         helper = found[1]
         for arg in models:
             param = self._param_bound_to(helper, call, arg)
-            if param and _calls_param(helper, param):
+            if not param:
+                continue
+            off = None
+            if _calls_param(helper, param):
+                off = self._sets_grad_mode(helper)
+            else:  # EAST's `detect_dataset(model, ...)` hands it on to `detect(img, model, device)` beside it
+                off = self._handed_on_in_file(found[0], helper, param)
+            if off is not None:
                 # judged for gradients only: how models reach helpers of other files (torchtitan's validator
                 # hands pretrained encoders to `preprocess_data`) says too little about their mode; unless
                 # the file itself trains that model and switches its modes (vilbert's `evaluate(..., model)`
-                # hands the model it trains to `ForwardModelsVal`, and ends with `model.train()`)
+                # hands the model it trains to `ForwardModelsVal`, and ends with `model.train()`), or builds it
+                # right there (`model = EAST().to(device)`: a new module starts in training mode)
                 name = dotted_name(arg.value)
-                return ModelRun(call, name, has_modes=name in self._switched_models, grad_off_inside=self._sets_grad_mode(helper))
+                modes = name in self._switched_models or self._built_in(call.function, name, call.context.order)
+                return ModelRun(call, name, has_modes=modes, grad_off_inside=off)
         return None
+
+    def _handed_on_in_file(self, facts, helper: FunctionInfo, param: str) -> bool | None:
+        """Whether gradients are off where a function of the helper's own file, handed `param` by the helper,
+        runs it; None when no such function runs it, or one sets the modes itself."""
+        judge = self.for_file(facts)
+        for inner in helper.calls:
+            callee = facts.resolve_function(inner)
+            if callee is None or callee is helper or not judge._leaves_modes_to_caller(callee):
+                continue
+            for arg in inner.node.args:
+                if dotted_name(arg.value) != param:
+                    continue
+                bound = judge._param_bound_to(callee, inner, arg)
+                if bound and _calls_param(callee, bound):
+                    return judge._sets_grad_mode(callee) or judge.grad_disabled_at(inner)
+        return None
+
+    def _built_in(self, fn: FunctionInfo, name: str | None, order: int) -> bool:
+        """`model = EAST(False).to(device)` in fn itself: a module of the project's own classes, new, so in
+        training mode until something switches it."""
+        if not name or not name.isidentifier():
+            return False
+        origin = self.flow.origin(cst.Name(name), fn, order)
+        if origin is None or origin.function is not fn:
+            return False
+        inst = self.flow.instance_of(cst.Name(name), fn, order)
+        return inst is not None and inst.cls is not None and self.training.is_module_class(inst.facts, inst.cls)
 
     def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo, call: CallInfo | None = None) -> str | None:
         """The name a helper's model run has where the helper is called: `self.model`, a variable of
@@ -1433,12 +1469,37 @@ class Evaluation:
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
         choices = self.flow.instances_of(expr, call.function, call.context.order)
         if choices is None:
+            if self._known_by_its_methods(model) is False:
+                return False
             # An actor network of unknown class, rolled out in an environment (ElegantRL's
             # `get_rewards_and_steps(env, actor)`): policy MLPs rarely hold Dropout or BatchNorm, and
             # without its class there is no sign this one does (a decision transformer called `model`
             # is still judged)
             return not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call))
         return any(self.modes.instance_has_mode_layers(i) for i in choices)
+
+    def _known_by_its_methods(self, model: str) -> bool | None:
+        """Whether a model of unknown class (`rnn = torch.load('char-rnn.pt')`) may hold mode layers, judged
+        by the project's module classes that define every method of its own the file calls on it
+        (`rnn.initHidden()`); None when it calls none, or no such class is found."""
+        project = self.training.project
+        names = {c.method for c in self.facts.calls if c.receiver == model and c.method
+                 and c.method not in _MODULE_API_METHODS and not c.method.startswith("__")}
+        if project is None or not names:
+            return None
+        classes = None
+        for name in sorted(names):
+            defining = {(facts.path, m.cls.name): (facts, m.cls) for facts, m in project.methods_named(self.facts, name)
+                        if m.cls is not None and self.training.is_module_class(facts, m.cls)}
+            classes = defining if classes is None else {k: v for k, v in classes.items() if k in defining}
+            if not classes:
+                return None
+        # (a base class that only shares steps, `ImageClassificationBase.validation_step`, says nothing of the
+        # subclass that holds the layers)
+        if any("forward" not in cls.methods or any(cls.name in other.written_bases for other in facts.all_classes)
+               for facts, cls in classes.values()):
+            return None
+        return any(self.modes.class_has_mode_layers(facts, cls) for facts, cls in classes.values())
 
     def _declared_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
         """(origin, call) for the PyG or diffusers model constructions behind `expr` on every path, through
@@ -1586,6 +1647,11 @@ class Evaluation:
         """The receiver of a call in another file is an instance of cls, as that file builds it."""
         if not isinstance(site.node.func, cst.Attribute):
             return False
+        written = dotted_name(site.node.func.value)
+        if written and written[:1].isupper():  # `Toolbox.predict(im, model)`: a static method, called on its class
+            found = lookup_class(self.training.project, facts, written)
+            if found is not None:  # (the class as that file finds it: parsed again, so compared by name and file)
+                return found[1].name == cls.name and found[0].path == self.facts.path
         inst = self.for_file(facts).flow.instance_of(site.node.func.value, site.function, site.context.order)
         return inst is not None and inst.cls is not None and inst.cls.name == cls.name
 
@@ -1964,6 +2030,9 @@ class Evaluation:
         if project is not None and fn.parent is not None and fn.parent.is_module and head in fn.params:
             # a unit test that builds a tiny model and calls the pass says nothing about the real callers
             elsewhere = [(o, site) for o, site in project.callers_elsewhere(self.facts, fn.name) if not is_test_file(o.path)]
+        if not elsewhere and project is not None and fn.cls is not None and head in fn.params and head != "self":
+            # FOTS's `Toolbox.predict(im_fn, input_dir, model)`, a static method called from eval.py
+            elsewhere = [(j.facts, site) for j, site in self._sites_anywhere(fn) if j is not self]
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
                 # `learner.model.eval()` then `learner.infer(...)` in the scripts that use the class: its
@@ -2315,8 +2384,9 @@ def _holders_of_method_value(method: FunctionInfo) -> list[FunctionInfo]:
 
 
 def calls_in_loader_comprehensions(fn: FunctionInfo) -> set[int]:
-    """Ids of the calls inside comprehensions that iterate a loader, run once per batch like a loop's:
-    `outputs = [model.validation_step(b) for b in val_loader]` (the Jovian-style `evaluate`)."""
+    """Ids of the calls inside comprehensions that iterate a loader or held-out data, run once per batch like
+    a loop's: `outputs = [model.validation_step(b) for b in val_loader]` (the Jovian-style `evaluate`),
+    `[(torch.argmax(self.model(x)), y) for (x, y) in test_data]` (Nielsen-style trainers)."""
     if fn.node is None:
         return set()
     found: set[int] = set()
@@ -2324,7 +2394,7 @@ def calls_in_loader_comprehensions(fn: FunctionInfo) -> set[int]:
     class _Finder(cst.CSTVisitor):
         def _comprehension(self, node) -> None:
             loader = (dotted_name(unwrap_iter(node.for_in.iter)) or "").rsplit(".", 1)[-1]
-            if _ANY_LOADER.search(loader):
+            if _ANY_LOADER.search(loader) or _EVAL_LOADER.search(loader):
                 found.update(id(c) for c in calls_within(node))
 
         def visit_ListComp(self, node: cst.ListComp) -> None:
