@@ -74,6 +74,8 @@ class MissingZeroGrad(Rule):
                     continue
                 if _fresh_each_iteration(ctx.facts, training, loop, event.target):
                     continue
+                if _steps_on_the_last_iteration(ctx.facts, loop, event):
+                    continue
                 flagged.add(id(event.node))
                 if event.target == "<manual>":
                     if manual_reported:
@@ -269,6 +271,36 @@ def _skipped_before(loop, site: cst.CSTNode) -> bool:
         if isinstance(statement, cst.If) and any(ends_in_jump(b) for b in (statement.body, statement.orelse) if b is not None):
             return True
     return False
+
+
+def _steps_on_the_last_iteration(facts, loop, step) -> bool:
+    """sheeprl's A2C: `is_accumulating = i < len(sampler) - 1` ... `if not is_accumulating: optimizer.step()`
+    after `optimizer.zero_grad()` ahead of the loop: the loop sums one update's gradients over all its
+    batches on purpose and steps once, at its last iteration."""
+    info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
+    if info is None or not any(
+        c.method == "zero_grad" and c.context.order < loop.order and not c.context.loops for c in loop.function.calls
+    ):
+        return False  # (with no reset ahead of the loop, the next pass sums onto this one's gradients)
+    counters = set(loop.targets)
+    for if_id, _ in info.context.branches:
+        test = facts.if_tests.get(if_id)
+        if test is None:
+            continue
+        tested = [test] + [a.value for a in loop.assigns if a.value is not None and set(a.targets) & names_in(test)]
+        if any(_against_the_length(part, counters) for part in tested):
+            return True
+    return False
+
+
+def _against_the_length(test: cst.BaseExpression, counters: set) -> bool:
+    """`i < len(sampler) - 1`, `step == len(loader) - 1`: the loop counter compared with a `len(...)`."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return bool(names_in(sides[0]) & counters or names_in(sides[1]) & counters) and any(
+        dotted_name(c.func) == "len" for side in sides for c in calls_within(side)
+    )
 
 
 def _warm_up_loop(loop) -> bool:

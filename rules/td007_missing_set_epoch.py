@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.decorators import is_no_grad_name
-from torchdoctor.facts import CallInfo, LoopInfo, dotted_name, is_test_module, keyword_arg
+from torchdoctor.facts import CallInfo, LoopInfo, calls_within, dotted_name, is_test_module, keyword_arg, names_in
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
@@ -17,6 +17,7 @@ _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 _SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(
     r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=|\bcreate_loader\("
 )
+_DRAW = re.compile(r"(sample|draw)(_|$)")  # `rb.sample_tensors(...)`, `buffer.sample(n)`: a fresh random batch
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -78,6 +79,8 @@ class MissingSetEpoch(Rule):
         reported: set[int] = set()
         for loop, epoch_loop, samplers in self._iterations(ctx):
             samplers = [s for s in samplers if s is not None and id(s) not in given_epoch and id(s) not in reported]
+            if epoch_loop is not None:
+                samplers = [s for s in samplers if not _rebuilt_over_fresh_data(ctx.facts, s, epoch_loop)]
             if not samplers or epoch_loop is None:
                 continue
             sampler = samplers[0]
@@ -299,6 +302,30 @@ def _timm_distributed_loader(made) -> bool:
         return False
     training, distributed = keyword_arg(made.call, "is_training"), keyword_arg(made.call, "distributed")
     return training is not None and not _is_false(training) and distributed is not None and not _is_false(distributed)
+
+
+def _rebuilt_over_fresh_data(facts, sampler: cst.Call, epoch_loop: LoopInfo) -> bool:
+    """sheeprl's SAC and DroQ: `DistributedSampler(idxes_to_sample, ...)` built on every pass (in the
+    iteration loop, or in the `train()` it calls) over indexes of a batch just drawn from the replay
+    buffer (`rb.sample_tensors(...)`): each pass shuffles new data, so the repeated order means nothing."""
+    info = facts.call_info(sampler)
+    if info is None or not sampler.args:
+        return False
+    fn = info.function
+    if epoch_loop not in info.context.loops and fn is epoch_loop.function:
+        return False  # (built once, ahead of the loop)
+    needed, seen = set(names_in(sampler.args[0].value)), set()
+    while needed - seen:
+        seen |= needed
+        for a in fn.assigns:
+            if a.value is None or not set(a.targets) & needed or a.context.order > info.context.order:
+                continue
+            for node in calls_within(a.value):
+                call = facts.call_info(node)
+                if call is not None and _DRAW.match((call.method or call.dotted or "").rsplit(".", 1)[-1]):
+                    return True
+            needed |= names_in(a.value)
+    return False
 
 
 def _is_false(arg) -> bool:

@@ -772,10 +772,15 @@ def _progress_wrapped(name: str | None, function: "FunctionInfo") -> str | None:
 
 
 def annotation_of(fn: "FunctionInfo", param: str) -> str | None:
-    """The dotted name a parameter is annotated with: `def trainer(manager: SnapshotManager)` -> "SnapshotManager"."""
+    """The dotted name a parameter is annotated with: `def trainer(manager: SnapshotManager)` -> "SnapshotManager",
+    also as a forward reference (`player: "PlayerDV3"`, a class imported only under TYPE_CHECKING)."""
     for p in (*fn.node.params.params, *fn.node.params.kwonly_params) if fn.node is not None else ():
         if p.name.value == param and p.annotation is not None:
-            return dotted_name(p.annotation.annotation)
+            written = p.annotation.annotation
+            if isinstance(written, cst.SimpleString):
+                text = written.evaluated_value
+                return text if isinstance(text, str) and all(part.isidentifier() for part in text.split(".")) else None
+            return dotted_name(written)
     return None
 
 
