@@ -76,6 +76,8 @@ _ACCESSOR = re.compile(
     r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap|forward|"
     r"deserialize|serialize|export|convert|restore|copy|clone|freeze|unfreeze|reset|register|update|sync)_"
 )
+# `data_generator(path, batch_size=...)`: a Python generator of batches, not a GAN's generator
+_DATA_GENERATOR = re.compile(r"(^|_)(data|batch|batches|sample|samples|example|examples|dataset|input|train|val|valid|test)_?generators?\d*$", re.I)
 METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score", re.I)
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
@@ -149,7 +151,8 @@ class Evaluation:
         last = parts[-1]
         if len(parts) > 2 or _ACCESSOR.match(last):
             return False  # `self.service.show_available_models()`, `get_model()`: a method, not a model
-        return bool(MODEL_NAME.search(last) or _ROLE_MODEL_NAME.match(last)) and not METRIC_NAME.search(last)
+        return bool(MODEL_NAME.search(last) or _ROLE_MODEL_NAME.match(last)) and not (
+            METRIC_NAME.search(last) or _DATA_GENERATOR.search(last))
 
     def is_model_call(self, call: CallInfo) -> bool:
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
