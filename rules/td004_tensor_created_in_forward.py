@@ -252,7 +252,7 @@ class TensorCreatedInForward(Rule):
             )
         added = any(a.augmented and a.value is not None and any(c is call.node for c in calls_within(a.value)) for a in fn.assigns)
         if target is not None and not added and any(
-            a.augmented and a.targets == (target,) and not _host_number(a.value, fn)
+            a.augmented and a.targets == (target,) and not _host_number(a.value, fn) and not _computed_on_host(a.value, uses)
             and a.context.order > call.context.order  # (`loss += ...` in the loop above, then `loss = torch.tensor(0.0)`)
             for a in fn.assigns
         ):  # (`state["offset"] += offset` with an int offset stays on the host; `loss += torch.tensor(0.0)` adds a scalar)
@@ -1363,6 +1363,8 @@ class _DeviceValues:
                     return False
                 if isinstance(func, cst.Name) and func.value in _HOST_BUILTINS:
                     return False
+                if _moved_to_host(n):
+                    return False  # PipeGCN's `gat_flops(F_in, F_out, in_deg.to('cpu'), ...)`: a host copy
                 d = dotted_name(func) or ""
                 if d.startswith("self.") and _TEXT_PREPROCESSOR.search(d.split(".")[1]):
                     return False  # `self.reader_tokenizer(query, return_tensors="pt")`: CPU tensors (Atlas)
@@ -1378,6 +1380,27 @@ class _DeviceValues:
 
         node.visit(_V())
         return found
+
+
+def _computed_on_host(value: cst.BaseExpression, uses) -> bool:
+    """`gat_flops(F_in, F_out, in_deg.to('cpu'), num_dst, heads)`: the device values it reads are copied to
+    the host first, so what it returns lives there too."""
+    return any(_moved_to_host(c) for c in calls_within(value)) and not uses.device.touches(value)
+
+
+def _moved_to_host(call: cst.Call) -> bool:
+    """`t.cpu()`, `t.to("cpu")`, `t.to(device="cpu")`, `t.to(torch.device("cpu"))`: the value is on the host."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value == "cpu" and not call.args:
+        return True
+    if func.attr.value != "to" or not call.args:
+        return False
+    target = call.args[0].value if call.args[0].keyword is None or call.args[0].keyword.value == "device" else None
+    if isinstance(target, cst.Call) and (dotted_name(target.func) or "").endswith("device") and target.args:
+        target = target.args[0].value
+    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
 
 
 _TEXT_PREPROCESSOR = re.compile(r"tokeni[sz]er|processor", re.I)

@@ -135,6 +135,29 @@ def is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
+_DISPATCHERS = frozenset({"apply_async", "apply", "submit", "Thread", "Process"})
+
+
+def _dispatched(call: CallInfo, name: str) -> list | None:
+    """The positional arguments a pool or thread hands the function `name`: `pool.apply_async(f, args=(a, b))`,
+    `executor.submit(f, a, b)`, `Thread(target=f, args=(a,))`; None when `call` does not dispatch it."""
+    callee = (call.method or call.dotted or "").rsplit(".", 1)[-1]
+    if callee not in _DISPATCHERS:
+        return None
+    target = next((a.value for a in call.node.args if a.keyword is not None and a.keyword.value in ("target", "func")), None)
+    positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+    if target is None and positional:
+        target, positional = positional[0], positional[1:]
+    if not (isinstance(target, cst.Name) and target.value == name):
+        return None
+    packed = next((a.value for a in call.node.args if a.keyword is not None and a.keyword.value == "args"), None)
+    if packed is None and callee in ("apply_async", "apply") and positional:
+        packed = positional[0]
+    if packed is not None:
+        return [e.value for e in packed.elements] if isinstance(packed, (cst.Tuple, cst.List)) else None
+    return positional if callee == "submit" else []
+
+
 def _agreed(origins) -> Origin | None:
     """The one origin every path agrees on; None if any path is unknown or they differ."""
     chosen = None
@@ -322,6 +345,9 @@ class DataFlow:
         if not found:
             # `self.evaluate_mt(...)` in the base class's `run_all_evals`, which only the subclass defines
             found = [c for _, base, c in self.calls_from_bases(fn) if fn.name not in base.methods]
+        if not found and fn.cls is None:
+            # `pool.apply_async(evaluate_trans, args=(name, copy.deepcopy(model), g))`: run by a worker
+            found = [c for c in self.facts.calls if _dispatched(c, fn.name) is not None]
         return found
 
     def calls_from_bases(self, fn: FunctionInfo, other_files: bool = False) -> list[tuple["DataFlow", ClassInfo, CallInfo]]:
@@ -366,6 +392,9 @@ class DataFlow:
 
     def argument_for(self, fn: FunctionInfo, param: str, call: CallInfo) -> cst.BaseExpression | None:
         params = [p for p in fn.params if p not in ("self", "cls")]
+        handed = _dispatched(call, fn.name)
+        if handed is not None:  # (the worker's arguments, not the pool's)
+            return handed[params.index(param)] if param in params and params.index(param) < len(handed) else None
         for arg in call.node.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
@@ -714,14 +743,33 @@ class DataFlow:
             return found
         if name in fn.params:
             found = set()
-            for flow, site in self.call_sites_anywhere(fn):  # main.py builds it, engine.py calls it
+            sites = self.call_sites_anywhere(fn)
+            for flow, site in sites:  # main.py builds it, engine.py calls it
                 arg = self.argument_for(fn, name, site)
                 more = flow._constructors(arg, site.function, site.context.order, depth + 1) if arg is not None else None
                 if more is None:
                     return None
                 found |= more
+            if not sites and "." not in name:
+                return self._built_elsewhere_in_file(name, fn, depth)
             return found or None
         return None
+
+    def _built_elsewhere_in_file(self, name: str, fn: FunctionInfo, depth: int) -> set[str] | None:
+        """PipeGCN's `def evaluate_trans(name, model, g, loss_fcn)`, which nothing calls: its `loss_fcn` is
+        taken to be what the file's other functions build under that name (`loss_fcn = nn.CrossEntropyLoss()`
+        in `run()`), when they build it, and only a loss, everywhere."""
+        found: set[str] = set()
+        for a in self.facts.assigns:
+            if a.targets != (name,) or a.function is fn or a.value is None or a.augmented:
+                continue
+            if not isinstance(a.value, (cst.Call, cst.IfExp)):
+                return None
+            more = self._constructors(a.value, a.function, a.context.order, depth + 1)
+            if more is None:
+                return None
+            found |= more
+        return found if found and all("Loss" in q.rsplit(".", 1)[-1] for q in found) else None
 
     # -- where an object was made -------------------------------------------------
     def origin(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int) -> "Origin | None":

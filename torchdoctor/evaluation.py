@@ -2508,6 +2508,8 @@ def _model_named(arg: cst.BaseExpression | None) -> str | None:
     (the wrapped model either way, whose mode is the wrapper's)."""
     if isinstance(arg, cst.IfExp):
         return unwrapped_either_way(arg)
+    if isinstance(arg, cst.Call) and (dotted_name(arg.func) or "") in ("copy.deepcopy", "deepcopy") and arg.args:
+        arg = arg.args[0].value  # (`copy.deepcopy(model)`: a copy keeps the mode of what it copies)
     # (`test(cfg, model.to(device))`: the same module, in the mode it was in)
     return dotted_name(under_moves(arg)) if arg is not None else None
 
