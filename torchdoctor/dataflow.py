@@ -135,16 +135,19 @@ def is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-_DISPATCHERS = frozenset({"apply_async", "apply", "submit", "Thread", "Process"})
+# A task handed to a pool runs once, like a call. (A `Thread`/`Process` target is a long-lived worker: an actor
+# loop or an inference server, such as torchbeast's `inference` thread that samples actions in training mode
+# on purpose; its arguments say little about a pass, so it is left out.)
+_DISPATCHERS = frozenset({"apply_async", "apply", "submit"})
 
 
 def _dispatched(call: CallInfo, name: str) -> list | None:
-    """The positional arguments a pool or thread hands the function `name`: `pool.apply_async(f, args=(a, b))`,
-    `executor.submit(f, a, b)`, `Thread(target=f, args=(a,))`; None when `call` does not dispatch it."""
+    """The positional arguments a pool hands the function `name`: `pool.apply_async(f, args=(a, b))`,
+    `executor.submit(f, a, b)`; None when `call` does not dispatch it."""
     callee = (call.method or call.dotted or "").rsplit(".", 1)[-1]
     if callee not in _DISPATCHERS:
         return None
-    target = next((a.value for a in call.node.args if a.keyword is not None and a.keyword.value in ("target", "func")), None)
+    target = next((a.value for a in call.node.args if a.keyword is not None and a.keyword.value == "func"), None)
     positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
     if target is None and positional:
         target, positional = positional[0], positional[1:]
