@@ -2532,10 +2532,12 @@ def _loop_source(loop) -> str:
     if loop.iter_name:
         return loop.iter_name
     it = unwrap_iter(loop.node.iter) if isinstance(loop.node, cst.For) else None
-    if isinstance(it, cst.Call) and dotted_name(it.func) == "range" and len(it.args) == 1:
-        sized = it.args[0].value  # `for i in range(len(self.val_loader)): sample = self.val_loader[i]`
-        if isinstance(sized, cst.Call) and dotted_name(sized.func) == "len" and sized.args:
-            return dotted_name(sized.args[0].value) or ""
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "range" and 1 <= len(it.args) <= 3:
+        # `for i in range(len(self.val_loader)): sample = self.val_loader[i]`; in batches,
+        # `for i in range(0, len(test_dataset), args.batch_size): cur = test_dataset[i: i + bs]`
+        bound = it.args[0].value if len(it.args) == 1 else it.args[1].value
+        if isinstance(bound, cst.Call) and dotted_name(bound.func) == "len" and bound.args:
+            return dotted_name(bound.args[0].value) or ""
     return (dotted_name(it.func) or "") if isinstance(it, cst.Call) else ""
 
 
