@@ -1071,6 +1071,11 @@ class Evaluation:
             if any(d.endswith("contextmanager") for d in callee.decorators):
                 return True  # `with inference_context(model):` restores the mode only after the block
             return self._mode_left_by(callee, param, 1 << 62) != "train"
+        head = model.split(".", 1)[0]
+        if (callee.cls is None and head != "self" and head not in callee.params and head not in callee.assigned_names()
+                and any(i.method == "eval" and i.receiver == model for i in callee.calls)):
+            # a script's `metrics = decode("dev")`, whose `model.eval()` switches the script's global model
+            return self._mode_left_by(callee, model, 1 << 62) == "eval"
         if call.receiver == "self" and model.startswith("self."):
             named = self._named_switch_mode(callee, model)
             if named is not None:  # `self.train_mode()` that trains the others but keeps `self.mov_enc.eval()`
