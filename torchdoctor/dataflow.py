@@ -359,7 +359,15 @@ class DataFlow:
         with `other_files` wherever the project defines them."""
         if fn.cls is None:
             return []
-        return self._calls_in_ancestors(fn.cls, f"self.{fn.name}", other_files, {id(fn.cls)})
+        found = self._calls_in_ancestors(fn.cls, f"self.{fn.name}", other_files, {id(fn.cls)})
+        if not found and not fn.cls.written_bases:
+            # a mixin: `class ConvLSTMFramework(SeqClsMixin, Framework)`, whose other base's `predict()` calls
+            # the mixin's `self.predict_batch(...)` under no_grad
+            for sub in self.facts.all_classes:
+                if fn.cls.name in sub.written_bases and fn.name not in sub.methods:
+                    found += [f for f in self._calls_in_ancestors(sub, f"self.{fn.name}", other_files, {id(sub), id(fn.cls)})
+                              if fn.name not in f[1].methods]
+        return found
 
     def _calls_in_ancestors(self, cls: ClassInfo, dotted: str, other_files: bool, seen: set) -> list:
         """Dassl's `CDAC(TrainerXU)`, `TrainerXU(SimpleTrainer)`: the generic `test()` that calls

@@ -483,7 +483,9 @@ _CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
     r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
-    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
+    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b"
+    # (or another package's model zoo: sota3d's `import torch3d.models as models`)
+    r"|^\s*(import\s+[A-Za-z]\w*\.models\b|from\s+[A-Za-z]\w*\.models\s+import\b|from\s+[A-Za-z]\w*\s+import\s+models\b)",
     re.M,
 )
 
