@@ -138,6 +138,22 @@ def is_none(node) -> bool:
 # A task handed to a pool runs once, like a call. (A `Thread`/`Process` target is a long-lived worker: an actor
 # loop or an inference server, such as torchbeast's `inference` thread that samples actions in training mode
 # on purpose; its arguments say little about a pass, so it is left out.)
+def _misses_required_arguments(fn: FunctionInfo, site: CallInfo) -> bool:
+    """The call passes fewer arguments than fn requires (no star arguments on either side): it raises a
+    TypeError before fn runs, so what it passes says nothing of what fn computes with."""
+    if fn.node is None or any(a.star for a in site.node.args) or fn.node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+        return False
+    if _dispatched(site, fn.name) is not None:
+        return False
+    params = [p for p in fn.node.params.params if p.name.value not in ("self", "cls")]
+    required = [p.name.value for p in params if p.default is None]
+    positional = sum(1 for a in site.node.args if a.keyword is None)
+    keywords = {a.keyword.value for a in site.node.args if a.keyword is not None}
+    names = [p.name.value for p in params]
+    bound = set(names[:positional]) | keywords
+    return any(r not in bound for r in required)
+
+
 _DISPATCHERS = frozenset({"apply_async", "apply", "submit"})
 
 
@@ -756,6 +772,8 @@ class DataFlow:
             found = set()
             sites = self.call_sites_anywhere(fn)
             for flow, site in sites:  # main.py builds it, engine.py calls it
+                if _misses_required_arguments(fn, site):
+                    continue  # `evaluate(model, criterion, loader, device=d)` for `evaluate(args, model, ...)`: raises
                 arg = self.argument_for(fn, name, site)
                 more = flow._constructors(arg, site.function, site.context.order, depth + 1) if arg is not None else None
                 if more is None:
