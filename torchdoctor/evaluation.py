@@ -878,9 +878,19 @@ class Evaluation:
             off = off and judge._delegates_grad_off(facts, method.cls, method)
         return off
 
+    # methods whose held runs are being worked out, across files: mbrl-lib's ensemble members call each
+    # other's methods by name, and the question would otherwise come back to itself without end
+    _holding: set[int] = set()
+
     def held_model_runs(self, method: FunctionInfo) -> list[ModelRun]:
         """The runs a method of this file makes of networks its object holds (`self.encoder(x)`)."""
-        return [r for r in self.model_runs(method) if r.model.startswith("self.")]
+        if id(method) in Evaluation._holding:
+            return []
+        Evaluation._holding.add(id(method))
+        try:
+            return [r for r in self.model_runs(method) if r.model.startswith("self.")]
+        finally:
+            Evaluation._holding.discard(id(method))
 
     def wrapper_runs(self, inst, name: str | None) -> list[ModelRun]:
         """The networks a plain object's method runs on what it holds: MeshCNN's `ClassifierModel.test()`

@@ -400,7 +400,28 @@ class ProjectIndex:
         spectral norm, RReLU, a transformer layer, a `self.training` test) or imports a model library
         that could bring one (rlpyt, mbrl-lib): a model of a class we cannot trace there computes the
         same in both modes. False when the project is unknown or too big to read."""
-        return self._some_file_shows(facts, "modes", lambda path, text: bool(_MODE_TEXT.search(text))) is False
+        own: set[str] | None = None
+
+        def shows(path, text) -> bool:
+            nonlocal own
+            zoo = [m.group(1) or m.group(2) for m in _MODEL_ZOO.finditer(text)]
+            if zoo and own is None:
+                own = self._own_packages(facts)  # (only asked when some file imports a `models` package)
+            return bool(_MODE_TEXT.search(text)) or any(name not in own for name in zoo)
+
+        return self._some_file_shows(facts, "modes", shows) is False
+
+    def _own_packages(self, facts: FileFacts) -> set[str]:
+        """The folder and module names inside the project: what `from <name>.models import ...` may name."""
+        if facts.path == "<string>":
+            return set()
+        root = self.root_for(Path(facts.path).resolve())
+        names = {root.name}
+        for path, _ in self._project_texts(root):
+            resolved = Path(path).resolve()
+            if resolved.is_relative_to(root):
+                names.update(resolved.relative_to(root).with_suffix("").parts)
+        return names
 
     def sets_cuda_default(self, facts: FileFacts) -> bool:
         """Some file of the project makes CUDA the default device of new tensors
@@ -483,11 +504,12 @@ _CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
     r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
-    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b"
-    # (or another package's model zoo: sota3d's `import torch3d.models as models`)
-    r"|^\s*(import\s+[A-Za-z]\w*\.models\b|from\s+[A-Za-z]\w*\.models\s+import\b|from\s+[A-Za-z]\w*\s+import\s+models\b)",
+    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
     re.M,
 )
+# Another package's model zoo (sota3d's `import torch3d.models as models`); the group is the package, which
+# counts only when it is not the project's own (mbrl-lib's `from mbrl.models import ...`)
+_MODEL_ZOO = re.compile(r"^\s*(?:import\s+([A-Za-z]\w*)\.models\b|from\s+([A-Za-z]\w*)(?:\.models\s+import|\s+import\s+models)\b)", re.M)
 
 
 def _bound_where(call, scopes: list | None) -> bool:
