@@ -135,9 +135,6 @@ def is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-# A task handed to a pool runs once, like a call. (A `Thread`/`Process` target is a long-lived worker: an actor
-# loop or an inference server, such as torchbeast's `inference` thread that samples actions in training mode
-# on purpose; its arguments say little about a pass, so it is left out.)
 def _misses_required_arguments(fn: FunctionInfo, site: CallInfo) -> bool:
     """The call passes fewer arguments than fn requires (no star arguments on either side): it raises a
     TypeError before fn runs, so what it passes says nothing of what fn computes with."""
@@ -154,6 +151,9 @@ def _misses_required_arguments(fn: FunctionInfo, site: CallInfo) -> bool:
     return any(r not in bound for r in required)
 
 
+# A task handed to a pool runs once, like a call. (A `Thread`/`Process` target is a long-lived worker: an actor
+# loop or an inference server, such as torchbeast's `inference` thread that samples actions in training mode
+# on purpose; its arguments say little about a pass, so it is left out.)
 _DISPATCHERS = frozenset({"apply_async", "apply", "submit"})
 
 
