@@ -1391,16 +1391,14 @@ def _computed_on_host(value: cst.BaseExpression, uses) -> bool:
 def _moved_to_host(call: cst.Call) -> bool:
     """`t.cpu()`, `t.to("cpu")`, `t.to(device="cpu")`, `t.to(torch.device("cpu"))`: the value is on the host."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("cpu", "to"):
         return False
-    if func.attr.value == "cpu" and not call.args:
-        return True
-    if func.attr.value != "to" or not call.args:
-        return False
-    target = call.args[0].value if call.args[0].keyword is None or call.args[0].keyword.value == "device" else None
+    if func.attr.value == "cpu":
+        return not call.args
+    target = _device_argument(call)
     if isinstance(target, cst.Call) and (dotted_name(target.func) or "").endswith("device") and target.args:
-        target = target.args[0].value
-    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
+        target = target.args[0].value  # (`torch.device("cpu")`)
+    return _is_cpu(target)
 
 
 _TEXT_PREPROCESSOR = re.compile(r"tokeni[sz]er|processor", re.I)

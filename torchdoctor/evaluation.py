@@ -721,20 +721,10 @@ class Evaluation:
         return None
 
     def _handed_on_in_file(self, facts, helper: FunctionInfo, param: str) -> bool | None:
-        """Whether gradients are off where a function of the helper's own file, handed `param` by the helper,
-        runs it; None when no such function runs it, or one sets the modes itself."""
-        judge = self.for_file(facts)
-        for inner in helper.calls:
-            callee = facts.resolve_function(inner)
-            if callee is None or callee is helper or not judge._leaves_modes_to_caller(callee):
-                continue
-            for arg in inner.node.args:
-                if dotted_name(arg.value) != param:
-                    continue
-                bound = judge._param_bound_to(callee, inner, arg)
-                if bound and _calls_param(callee, bound):
-                    return judge._sets_grad_mode(callee) or judge.grad_disabled_at(inner)
-        return None
+        """Whether gradients are off where the helper hands `param` on to a function of its own file that
+        runs it (the helper's runs as its own file sees them); None when it hands it to none."""
+        handed_on = [r for r in self.for_file(facts).model_runs(helper, 1) if r.model == param]
+        return all(r.grad_off_inside or _no_grad_at(helper, r.call) for r in handed_on) if handed_on else None
 
     def _built_in(self, fn: FunctionInfo, name: str | None, order: int) -> bool:
         """`model = EAST(False).to(device)` in fn itself: a module of the project's own classes, new, so in
@@ -1063,9 +1053,7 @@ class Evaluation:
             found = self.training.project.function_named(self.facts, call.dotted)
             if found is not None and not any(d.endswith("contextmanager") for d in found[1].decorators):
                 _, param = self._model_arg(found[1], call, model)
-                if param is None or not any(i.method == "eval" and i.receiver == param for i in found[1].calls):
-                    return False
-                return self.for_file(found[0])._mode_left_by(found[1], param, 1 << 62) == "eval"
+                return param is not None and self.for_file(found[0])._leaves_in_eval(found[1], param)
         if callee is None:
             # `with torch.no_grad(), evaluating(self.policy):`, pfrl's context manager from another file,
             # judged below as a context manager of this file would be
@@ -1082,10 +1070,9 @@ class Evaluation:
                 return True  # `with inference_context(model):` restores the mode only after the block
             return self._mode_left_by(callee, param, 1 << 62) != "train"
         head = model.split(".", 1)[0]
-        if (callee.cls is None and head != "self" and head not in callee.params and head not in callee.assigned_names()
-                and any(i.method == "eval" and i.receiver == model for i in callee.calls)):
+        if callee.cls is None and head != "self" and head not in callee.params and head not in callee.assigned_names():
             # a script's `metrics = decode("dev")`, whose `model.eval()` switches the script's global model
-            return self._mode_left_by(callee, model, 1 << 62) == "eval"
+            return self._leaves_in_eval(callee, model)
         if call.receiver == "self" and model.startswith("self."):
             named = self._named_switch_mode(callee, model)
             if named is not None:  # `self.train_mode()` that trains the others but keeps `self.mov_enc.eval()`
@@ -1096,6 +1083,10 @@ class Evaluation:
                 return True
             return "eval" in switches and any(_is_eval_word(a.value) for a in call.node.args)
         return False
+
+    def _leaves_in_eval(self, fn: FunctionInfo, model: str) -> bool:
+        """fn calls `model.eval()` itself and leaves the model in eval mode when it returns."""
+        return any(i.method == "eval" and i.receiver == model for i in fn.calls) and self._mode_left_by(fn, model, 1 << 62) == "eval"
 
     def _evals_listed(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
         """`set_mode('eval', [program_generator, execution_engine])` (CLEVR-IEP): the model sits in a list
