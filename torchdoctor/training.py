@@ -178,7 +178,7 @@ class TrainingFacts:
             receiver = self.canonical(call.receiver, fn)
             if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
                 args = positional_args(call.node)
-                target = dotted_name(args[0]) if args else None
+                target = _optimizer_written(args[0]) if args else None
                 return ("step", self.canonical(target, fn)) if target else None
             if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
                 return "step", receiver
@@ -187,7 +187,7 @@ class TrainingFacts:
         if scaled is not None:
             return "step", scaled
         if m == "optimizer_step" and call.node.args:  # torch_xla's xm.optimizer_step(opt)
-            target = dotted_name(call.node.args[0].value)
+            target = _optimizer_written(call.node.args[0].value)
             return "step", self.canonical(target, fn)
         if m == "zero_grad":
             return "reset", self.canonical(call.receiver, fn) if call.receiver else "<all>"
@@ -465,6 +465,11 @@ class TrainingFacts:
             return [self.facts.classes[head].methods[method]]
         if head == "self" and method and "." not in method:
             return [c.methods[method] for c in self.facts.classes.values() if method in c.methods]
+        if method and "." not in method and head not in self.facts.imports:
+            # `[col.make_encoder() for col in config.cols]`: an object of this file's classes whose every
+            # `make_encoder` builds a layer (`CategoricalColumn.make_encoder` returns `nn.Embedding(...)`)
+            defined = [c.methods[method] for c in self.facts.classes.values() if method in c.methods]
+            return defined or None
         return None
 
     def _builder_returns(self, called: str) -> list[cst.BaseExpression] | None:
@@ -612,6 +617,22 @@ class TrainingFacts:
             return True
         found = lookup_class(self.project, facts, name)
         return found is not None and self.is_module_class(found[0], found[1], depth + 1)
+
+    def declares_module(self, fn: FunctionInfo, param: str) -> bool:
+        """A parameter the function says is a module: `def __init__(self, submodule: nn.Module)`, or a
+        leading `assert isinstance(submodule, nn.Module)` in its body."""
+        if param not in fn.params or fn.node is None:
+            return False
+        for p in (*fn.node.params.params, *fn.node.params.kwonly_params):
+            if p.name.value == param and p.annotation is not None:
+                return self._names_module_class(self.facts, p.annotation.annotation, param, 0)
+        for line in fn.node.body.body:
+            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+                test = small.test if isinstance(small, cst.Assert) else None
+                if (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2
+                        and dotted_name(test.args[0].value) == param):
+                    return self._names_module_class(self.facts, test.args[1].value, param, 0)
+        return False
 
     def _classes_assigned(self, name: str) -> list[cst.BaseExpression]:
         """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""
@@ -790,9 +811,17 @@ def _element_of(call: CallInfo) -> str | None:
     """`optimizers[k].step()`: the container's name as element targets are written (`optimizers[]`)."""
     func = call.node.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript):
-        base = dotted_name(func.value.value)
-        return f"{base}[]" if base else None
+        return _optimizer_written(func.value)
     return None
+
+
+def _optimizer_written(node: cst.BaseExpression) -> str | None:
+    """`opt` or `self.opt` as written; an element of a container as its targets are written, so that
+    `self.scaler.step(self.optimizers[uid])` steps what `self.optimizers[uid].zero_grad()` resets."""
+    if isinstance(node, cst.Subscript):
+        base = dotted_name(node.value)
+        return f"{base}[]" if base else None
+    return dotted_name(node)
 
 
 def _base(name: str) -> str:
