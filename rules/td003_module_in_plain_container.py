@@ -298,6 +298,11 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
             return True
         if _names_a_module(training, a, element) and not _registered_elsewhere(element, registered, assigns, a.function.calls):
             return True
+        # `self.submodules = [submodule for k in range(num_layers)]` after `assert isinstance(submodule, nn.Module)`:
+        # a module handed in, repeated in a plain list (not `self._teacher = [teacher]`, a deliberate hiding)
+        if isinstance(value, cst.ListComp) and isinstance(element, cst.Name) and training.declares_module(a.function, element.value) \
+                and not _registered_elsewhere(element, registered, assigns, a.function.calls):
+            return True
     return False
 
 
