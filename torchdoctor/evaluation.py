@@ -155,6 +155,8 @@ class Evaluation:
             METRIC_NAME.search(last) or _DATA_GENERATOR.search(last))
 
     def is_model_call(self, call: CallInfo) -> bool:
+        if call.qualname is not None and isinstance(call.node.func, cst.Name):
+            return self._imported_model(call.node.func.value)
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
             return False
         if self.facts.resolve_function(call) is not None:
@@ -177,6 +179,13 @@ class Evaluation:
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
+
+    def _imported_model(self, name: str) -> bool:
+        """`from pretrained_model import model`: a model-named global that another file of the project
+        builds (`model = BertForSequenceClassification.from_pretrained(...)`), run here as it is."""
+        project = self.training.project
+        found = project.module_value(self.facts, name) if project is not None and self.is_model_name(name) else None
+        return found is not None and isinstance(found[1], cst.Call)
 
     def _method_of_project_object(self, call: CallInfo) -> bool:
         """`obj.name(...)` where `obj` is an instance of a project class that defines `name` as a method."""
