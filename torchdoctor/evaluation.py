@@ -1724,6 +1724,8 @@ class Evaluation:
         if not sites and head == "self" and fn.cls is not None:
             # Dassl's `model_inference`, an override run by the generic `test()` of a base class in another file
             based = [(j, site) for j, site in self._sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
+            if any(self._override_trains_first(fn.cls, model, judge, site) for judge, site in based):
+                return False
             if based:
                 # (or the subclass is handed its model, and every construction of it hands one in eval mode,
                 # or none is in sight: pytorch-ood's detectors, run by the base class's `__call__`)
@@ -1768,6 +1770,19 @@ class Evaluation:
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _override_trains_first(self, cls, model: str, judge: "Evaluation", site: CallInfo) -> bool:
+        """A base class's loop of another file runs this class's own training step before the pass
+        (`self.train_epoch()` then `self.validate()`, both overridden here), and that step leaves
+        `model` training; the base switches no mode itself."""
+        loop = site.function
+        if judge._last_mode(loop, model, site.context.order) is not None:
+            return False
+        return any(
+            c.receiver == "self" and c.method in cls.methods and c.context.order < site.context.order
+            and self._mode_left_by(cls.methods[c.method], model, 1 << 62) == "train"
+            for c in loop.calls
+        )
 
     def _restored_to_training_each_pass(self, run: CallInfo, model: str, site: CallInfo, caller_model: str) -> bool:
         """`validate()` ends with `self.model.train()` after the run, on the run's own path, and is called
