@@ -26,7 +26,7 @@ from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 _EVAL_NAME = re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader|episode|policy)s?)?$"
-    r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|score|test|accuracy)$"
+    r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|scores?|test|accuracy)$"
     r"|^_*(test|predict|inference|infer|score)_[a-z0-9_]+$"  # test_multi, predict_batch, score_image: run only on data passed in
     r"|eval|valid|^estimate_loss$"
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
