@@ -899,7 +899,17 @@ class Evaluation:
         method = self._method_of(inst.facts, inst.cls, name)
         if method is None or method.loops:
             return []  # (a method that loops over data of its own is a pass of its own file)
-        return self.for_file(inst.facts).held_model_runs(method)
+        judge = self.for_file(inst.facts)
+        runs = judge.held_model_runs(method)
+        if runs or not inst.declared or not _abstract_method(inst.facts, method) or self.training.project is None:
+            return runs
+        # `agents: Agent` whose `act` is only a docstring: the subclasses' overrides (PPO.act runs
+        # `self.policy.act(...)`) are what the call runs
+        return [
+            r for facts, override in self.training.project.methods_named(inst.facts, name)
+            if override is not method and not override.loops and judge._derives_from(facts, override.cls, inst.cls)
+            for r in self.for_file(facts).held_model_runs(override)
+        ]
 
     def _model_method(self, call: CallInfo) -> tuple:
         """(instance, method) for the method `model.sample(...)` runs, when the model's class is known;
@@ -1239,6 +1249,8 @@ class Evaluation:
             return True  # `def test(): for x, y in test_loader: model(x)`, `in enumerate(data_iterator.iterate())`
         if call.context.loops and call.function.is_module:
             return True
+        if call.context.loops and _environment_rollout(call):
+            return True  # an agent acting step by step in an environment (`env.step(actions)`), each on a new observation
         sites = self.flow.call_sites(call.function)
         if bool(sites) and all(s.context.loops for s in sites):
             return True
@@ -2838,7 +2850,7 @@ def _abstract_forward(facts, cls) -> bool:
 
 def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> bool:
     """An abstractmethod, or a method that only raises NotImplementedError (with `bare_body`, also one
-    whose body is only `pass` or `...`): the subclasses say what it does."""
+    whose body is only `pass`, `...` or its docstring): the subclasses say what it does."""
     if method.node is None:
         return False
     if any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in method.decorators):
@@ -2846,6 +2858,8 @@ def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> boo
     body = [s for s in method.node.body.body if not (
         isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Expr) and isinstance(x.value, cst.SimpleString) for x in s.body)
     )]
+    if not body:
+        return bare_body
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
         return False
     only = body[0].body[0]

@@ -776,12 +776,26 @@ def annotation_of(fn: "FunctionInfo", param: str) -> str | None:
     also as a forward reference (`player: "PlayerDV3"`, a class imported only under TYPE_CHECKING)."""
     for p in (*fn.node.params.params, *fn.node.params.kwonly_params) if fn.node is not None else ():
         if p.name.value == param and p.annotation is not None:
-            written = p.annotation.annotation
-            if isinstance(written, cst.SimpleString):
-                text = written.evaluated_value
-                return text if isinstance(text, str) and all(part.isidentifier() for part in text.split(".")) else None
-            return dotted_name(written)
+            return _annotated_name(p.annotation.annotation)
     return None
+
+
+def _annotated_name(written: cst.BaseExpression) -> str | None:
+    """The class an annotation names; of a union, its first class (`agents: Agent | MultiAgent |
+    list[Agent]`, `Optional[Encoder]`, `Union[Encoder, None]`)."""
+    if isinstance(written, cst.SimpleString):
+        text = written.evaluated_value
+        return text if isinstance(text, str) and all(part.isidentifier() for part in text.split(".")) else None
+    if isinstance(written, cst.BinaryOperation) and isinstance(written.operator, cst.BitOr):
+        return _annotated_name(written.left) or _annotated_name(written.right)
+    if isinstance(written, cst.Subscript) and dotted_name(written.value) in _UNION_TYPES:
+        members = [e.slice.value for e in written.slice if isinstance(e.slice, cst.Index)]
+        return next((n for n in map(_annotated_name, members) if n), None)
+    name = dotted_name(written)
+    return None if name == "None" else name
+
+
+_UNION_TYPES = {"Optional", "Union", "typing.Optional", "typing.Union"}
 
 
 def unwrap_iter(node: cst.BaseExpression) -> cst.BaseExpression:
