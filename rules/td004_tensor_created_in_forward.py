@@ -356,6 +356,11 @@ class TensorCreatedInForward(Rule):
             written = uses.copied_into_slice.get(id(call.node))
             if written is not None and not uses.device.touches(written):
                 continue  # `grid[:, :, 1] = torch.arange(w) * step`: copied onto the grid's device
+            held_in = target or carrier
+            if held_in is not None and held_in.isidentifier() and fn.node is not None and _only_copied_into_slices(
+                fn, held_in, call.node, uses
+            ):
+                continue  # `position = torch.arange(n)` read only in `pe[:, 0::2] = torch.sin(position * div)`
             if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project) or _cast_to_host(fn, call.node):
                 continue
             if target is not None and target.startswith("self.") and _kept_element_by_element(fn.self_class(), target[5:]):
@@ -1182,6 +1187,21 @@ def _plain_slice_write(a: AssignInfo) -> bool:
                                                 or isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
         for e in target.slice
     )
+
+
+def _only_copied_into_slices(fn: FunctionInfo, name: str, made: cst.Call, uses) -> bool:
+    """Every read of `name` after `made` is in a value written through a plain slice (a `copy_` across
+    devices) that meets nothing on the device: `pe[:, 0::2] = torch.sin(position * div_term)`, where
+    `pe` was made with `device=x.device` and `div_term` on the host too."""
+    writes = [a for a in fn.assigns if a.value is not None and _plain_slice_write(a) and name in _read_names(a.value)]
+    if not writes or any(uses.device.touches(a.value) for a in writes):
+        return False
+    inside = 0
+    for a in writes:
+        reads = _HostReads(name)
+        a.value.visit(reads)
+        inside += reads.reads
+    return inside == _HostReads(name, made).count(fn)
 
 
 def _scalar_index(element: cst.SubscriptElement) -> bool:

@@ -275,6 +275,21 @@ def _arange_into_cuda_grid_slice(x):
     return grid
 
 
+def _host_encoding_into_cuda_slices(x):
+    pe = torch.zeros(x.shape[1], 8, device=x.device)  # a from-scratch positional encoding
+    position = torch.arange(0, x.shape[1], dtype=torch.float).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, 8, 2).float() * -0.5)
+    pe[:, 0::2] = torch.sin(position * div_term)  # computed on the host, copied into the slices
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+def _host_encoding_added_to_cuda_tensor(x):
+    pe = torch.zeros(x.shape[1], 8, device=x.device)
+    position = torch.arange(0, x.shape[1], dtype=torch.float).unsqueeze(1)
+    return pe + torch.sin(position * 0.5)  # an addition, not a copy: raises
+
+
 def _cpu_lengths_for_packing(x):
     mask = torch.ones(x.shape[:2], dtype=torch.bool)  # pytorchvideo's LSTM: the CPU mask gives the lengths
     packed = torch.nn.utils.rnn.pack_padded_sequence(x, mask.sum(axis=1).clamp(1, x.shape[1]), batch_first=True, enforce_sorted=False)
@@ -441,7 +456,7 @@ def _random_bounds_as_python_numbers(x):
      _cpu_mask_written_through_cuda_mask, _one_element_count_as_slice_bound, _cpu_index_rows_of_cuda_cache, _cpu_mask_into_helper, _cpu_index, _cpu_mask, _cpu_index_put, _cpu_topk_indices, _cpu_and_cuda_indices, _zero_dim_out_of_place,
      _element_of_one_d_literal, _copied_onto_cuda_buffer, _type_as_moves, _int_accumulator_then_mixed,
      _read_back_as_number, _zero_dim_added_into_cuda_accumulator, _cpu_draw_cast_to_int, _cpu_flags_returned_then_read_as_masks,
-     _cpu_targets_for_ctc_loss, _cpu_full_lengths_for_ctc_loss],
+     _cpu_targets_for_ctc_loss, _cpu_full_lengths_for_ctc_loss, _host_encoding_into_cuda_slices],
 )
 def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
     x = torch.randn(4, 5, 3, device="cuda")
@@ -454,7 +469,7 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
      _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy, _zero_dim_stacked_with_cuda_losses,
      _cuda_values_cat_onto_empty_cpu_placeholder, _cpu_flags_read_at_cuda_indices, _cuda_values_put_into_cpu_tensor,
      _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges, _cpu_log_det_accumulated,
-     _cuda_zero_dim_times_cpu_vector],
+     _cuda_zero_dim_times_cpu_vector, _host_encoding_added_to_cuda_tensor],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
