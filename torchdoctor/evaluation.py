@@ -46,8 +46,8 @@ _PARAMETER_FREE = re.compile(
     r"Unfold|Fold|PixelShuffle|PixelUnshuffle|ChannelShuffle|Hardtanh|ELU|SiLU|Mish|Softplus|LogSigmoid|Threshold|"
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
-_RUN_METHOD = re.compile(
-    r"((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
+_RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wrapper's `_forward(x)`)
+    r"_*((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_actions?|select_actions?|log_prob\w*|"
     r"reverse|"  # a normalizing flow's generative direction (MoFlow's `self.model.reverse(z)`)
     r"(eval|evaluation|validation|test)_step)$"
@@ -510,12 +510,15 @@ class Evaluation:
                     off = (
                         bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
                         or self._grad_off_in_every_method_named(c.method)
-                        or inst is None and c.method == "inference" and not any(
-                            "inference" in cls.methods for cls in self.facts.classes.values())
+                        or inst is None and c.method == "inference" and not self._defined_in_project("inference")
                     )
                 # (a plain wrapper object has no `.eval()`: its networks' modes are its own business)
                 modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c) and not held
                 runs.append(ModelRun(c, c.receiver, modes, off))
+                if held and c.receiver and not _switches_held_networks(inst.cls):
+                    # `agent._act(state, eps)` runs `self.model`, whose mode the agent never sets: the caller
+                    # does (`agent.model.eval()`), so the network is judged as the caller names it
+                    runs.extend(ModelRun(c, c.receiver + r.model[4:], True, off) for r in held if r.model.startswith("self."))
                 continue
             project_run = self._project_module_method(c)
             if project_run is not None:  # LIIF's `model.gen_feat(inp)` on a model built from a registry
@@ -947,6 +950,23 @@ class Evaluation:
         if not found and name in _LIBRARY_NO_GRAD_METHODS:
             return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
         return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
+
+    def _defined_in_project(self, name: str) -> bool:
+        """Some class of this file, or of a module or package this file imports, defines a method `name`
+        (LibContinual's trainer imports `core.model`, whose models each define `inference(batch)`, run
+        with gradients on unless the caller turns them off)."""
+        if any(name in cls.methods for cls in self.facts.all_classes):
+            return True
+        project = self.training.project
+        if project is None or self.facts.path == "<string>":
+            return False
+        here = Path(self.facts.path).resolve()
+        imported = {project.module_file(here, i.module) for _, i in self.facts.all_imports if i.module}
+        homes = {p.parent if p.name == "__init__.py" else p for p in imported if p is not None}
+        return any(
+            Path(facts.path).resolve() in homes or any(home in Path(facts.path).resolve().parents for home in homes if home.is_dir())
+            for facts, _ in project.methods_named(self.facts, name)
+        )
 
     def _method_of(self, facts, cls, name: str) -> FunctionInfo | None:
         """A method of a class or of its base classes, in this file or another file of the project."""
@@ -1698,6 +1718,8 @@ class Evaluation:
             return True
         if mode is not None:
             return mode == "eval"
+        if self._trained_later_in_loop(fn, model, call):
+            return False
         if fn.is_module:
             return False
         if depth > 3:
@@ -1782,6 +1804,27 @@ class Evaluation:
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _trained_later_in_loop(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """`for task in tasks: acc.append(eval_tasks(self.model, test)); ...; self.model.train()`: nothing
+        switches the model before the call in its loop, but the loop switches it to training later on, so
+        from the second pass on the call meets it training."""
+        for loop in reversed(call.context.loops):
+            inside = [c for c in fn.calls if c.context.order > call.context.order and any(l is loop for l in c.context.loops)]
+            switches = []
+            for c in inside:
+                receiver = c.receiver
+                if receiver and c.method in ("train", "eval") and len(c.node.args) <= 1 and (
+                    within(model, receiver) or receiver == model) and self._switch_reaches(c, model):
+                    trains = c.method == "train" and not _is_false_arg(c.node) and not _mode_passed_in(c, fn)
+                    switches.append((c.context.order, "train" if trains else "eval"))
+                else:
+                    callee = self._callee(c)
+                    if callee is not None and self._helper_trains(callee, c, model):
+                        switches.append((c.context.order, "train"))
+            if switches:
+                return max(switches)[1] == "train"
+        return False
 
     def _override_trains_first(self, cls, model: str, judge: "Evaluation", site: CallInfo) -> bool:
         """A base class's loop of another file runs this class's own training step before the pass
@@ -2833,6 +2876,15 @@ def _mode_passed_in(call: CallInfo, fn: FunctionInfo) -> bool:
 
 def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+def _switches_held_networks(cls) -> bool:
+    """Some method of a plain object's class switches the networks it holds (`self.model.eval()`,
+    `self.policy.train(mode)`): their modes are the object's business, not its callers'."""
+    return any(
+        c.method in ("eval", "train") and (c.receiver or "").startswith("self.")
+        for method in cls.methods.values() for c in method.calls
+    )
 
 
 def _stands_for_subclasses(inst) -> bool:

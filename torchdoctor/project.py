@@ -53,6 +53,7 @@ class ProjectIndex:
         self._texts: dict[Path, list[tuple[Path, str]]] = {}  # project root -> its files' text
         self.consulted: dict[Path, str] = {}  # path -> content hash, for the cache
         self._callers: dict[tuple[Path, str], list] = {}
+        self._searched: dict[tuple[Path, str], list[Path]] = {}  # the files each caller search read
         # (project root, pattern) -> (whether a file shows it, the files the answer rests on)
         self._text_answers: dict[tuple[Path, str], tuple[bool | None, dict[Path, str]]] = {}
 
@@ -281,9 +282,18 @@ class ProjectIndex:
         """A search of other files, done once per process; a remembered answer still records the
         files it read, so each cache entry lists what it depended on."""
         if key not in self._callers:
-            self._callers[key] = find()
+            # (and every file the search itself read to resolve imports: a package `__init__` re-exporting it)
+            outer, self.consulted = self.consulted, {}
+            try:
+                self._callers[key] = find()
+            finally:
+                searched, self.consulted = self.consulted, outer
+                outer.update(searched)
+            self._searched[key] = list(searched)
         for other in {id(o): o for o, _ in self._callers[key]}.values():
             self.facts_for_path(Path(other.path))
+        for path in self._searched.get(key, ()):
+            self.facts_for_path(path)
         return self._callers[key]
 
     def _find_callers(self, here: Path, function_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
@@ -303,7 +313,7 @@ class ProjectIndex:
                 if imported.name == function_name:
                     if local in other.toplevel_functions:
                         continue  # dino's eval_copy_detection imports extract_features, then defines its own
-                    if self.module_file(path, imported.module) == here:
+                    if self._exports(path, imported.module, here, function_name):
                         names.add(local)  # from train_utils import validation (as val)
                         scoped.setdefault(local, []).append(other.import_scope.get(id(imported)))
                 elif f"{local}.{function_name}(" in text:
@@ -316,6 +326,22 @@ class ProjectIndex:
                 names.add(function_name)  # from utils import *  ...  test(epoch, model, loader)
             found.extend((other, c) for c in other.calls if c.dotted in names and _bound_where(c, scoped.get(c.dotted)))
         return found
+
+    def _exports(self, importer: Path, module: str, here: Path, name: str) -> bool:
+        """`module` (imported in `importer`) is `here`, or a package whose `__init__` re-exports `name`
+        from `here` (`from core.utils import eval_tasks`, with `from .utils import *` in core/utils/__init__.py)."""
+        target = self.module_file(importer, module)
+        if target == here:
+            return True
+        if target is None or target.name != "__init__.py":
+            return False
+        init = self.facts_for_path(target)
+        if init is None:
+            return False
+        if any(self.module_file(target, star) == here for star in init.star_imports):
+            return True
+        imported = init.imported.get(name)
+        return imported is not None and imported.name == name and self.module_file(target, imported.module) == here
 
     def method_callers(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "CallInfo"]]:
         """Calls `self.<method_name>(...)` anywhere in the project, this file included: a mixin's
