@@ -1593,8 +1593,10 @@ class Evaluation:
             event = self.training.event_of(call)
             if event is not None and event[0] == "step":
                 return True
-            if any(self.training.is_optimizer(dotted_name(a.value)) for a in call.node.args) and call.method not in ("zero_grad", "scale_loss"):
-                return True
+            if any(self.training.is_optimizer(dotted_name(a.value)) for a in call.node.args) and call.method not in (
+                "zero_grad", "scale_loss"
+            ) and self.facts.resolve_function(call) is None:
+                return True  # (a helper of this file handed `opt=opt` is seen into: PGD's `attack_pgd` only scales with it)
         return False
 
     def _calls_with_helpers(self, fn: FunctionInfo, depth: int = 2):
@@ -2034,6 +2036,11 @@ class Evaluation:
             it, target = loop.node.iter, loop.node.target
             while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args and isinstance(target, cst.Tuple):
                 it, target = it.args[0].value, target.elements[-1].value
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+                # `for name, model in target_models.items()`: the dict's values
+                value = target.elements[-1].value if isinstance(target, cst.Tuple) and it.func.attr.value == "items" else target
+                walked = dotted_name(it.func.value)
+                return walked if dotted_name(value) == head and walked != "self" else None
             if isinstance(it, cst.Call) and dotted_name(it.func) == "zip" and isinstance(target, cst.Tuple):
                 names = [dotted_name(e.value) for e in target.elements]
                 if head not in names or len(it.args) != len(names):
@@ -2059,6 +2066,9 @@ class Evaluation:
         if isinstance(arg, cst.IfExp):  # `[self.enc, self.enc_2] if self.enc is not None else [self.enc_2]`
             both = [self._listed_models(branch, site) for branch in (arg.body, arg.orelse)]
             return None if None in both else both[0] + both[1]
+        if isinstance(arg, cst.Dict):  # `{"vgg": vgg, "resnet": resnet}` (an empty dict filled later: unknown)
+            names = [dotted_name(e.value) for e in arg.elements if isinstance(e, cst.DictElement)]
+            return names if names and None not in names and len(names) == len(arg.elements) else None
         if not isinstance(arg, (cst.List, cst.Tuple)):
             return None
         names = [dotted_name(e.value) for e in arg.elements if isinstance(e, cst.Element)]
