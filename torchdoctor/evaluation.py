@@ -2116,6 +2116,8 @@ class Evaluation:
             last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
             if "unwrap" in last or last in ("DistributedDataParallel", "DataParallel", "compile", "FullyShardedDataParallel"):
                 return dotted_name(value.args[0].value)
+            if dotted_name(value.func) in ("functools.partial", "partial"):
+                return dotted_name(value.args[0].value)  # `functools.partial(self.net_G, random_style=True)`: the same module
         return None
 
     def _eval_mode_set_by_other_files(self, fn: FunctionInfo, model: str, head: str, depth: int) -> bool:
@@ -2331,7 +2333,9 @@ class Evaluation:
             values = judge.flow.reaching_candidates(name, site.function, site.context.order)
             if values and all(is_none(v.value) or isinstance(v.value, cst.Attribute) for v in values):
                 continue  # not a model at all
-            if not judge.eval_mode_set_before(name, site, depth + 1):
+            # (what counts is the mode where the object is used: `softmax = MaxSoftmax(model)`, then
+            # `model.eval()`, then `softmax(x)` per batch)
+            if not all(judge.eval_mode_set_before(name, point, depth + 1) for point in _uses_of_built(site) or [site]):
                 return False
         return True
 
@@ -2888,13 +2892,31 @@ def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
 
 
+_MODE_API = re.compile(r"(^|_)modes?($|_)|^(train|eval)$")
+
+
+def _uses_of_built(site: CallInfo) -> list[CallInfo]:
+    """The calls that use the object `site` builds into a local name, later in the same function:
+    `softmax(x)` and `softmax.fit(loader)` after `softmax = MaxSoftmax(model)`."""
+    fn = site.function
+    bound = next((a for a in fn.assigns if a.value is site.node and len(a.targets) == 1 and a.targets[0].isidentifier()), None)
+    if bound is None:
+        return []
+    name = bound.targets[0]
+    return [c for c in fn.calls if c.context.order > site.context.order and (c.dotted == name or c.receiver == name)]
+
+
 def _switches_held_networks(cls) -> bool:
     """Some method of a plain object's class switches the networks it holds (`self.model.eval()`,
-    `self.policy.train(mode)`): their modes are the object's business, not its callers'."""
+    `self.policy.train(mode)`), or the class offers a mode API of its own (skrl's
+    `Agent.enable_training_mode`, `set_running_mode`, a `train()`/`eval()` pair): their modes are the
+    object's business, not its callers'."""
+    if any(_MODE_API.search(name) for name in cls.methods):
+        return True
     return any(
-        c.method in ("eval", "train") and (c.receiver or "").startswith("self.")
+        c.method in ("eval", "train") and ((c.receiver or "").startswith("self.") or c.receiver in method.params[1:])
         for method in cls.methods.values() for c in method.calls
-    )
+    )  # (or the network it is handed and keeps: TextSnake's `self.model = model; model.eval()`)
 
 
 def _stands_for_subclasses(inst) -> bool:
