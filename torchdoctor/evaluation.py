@@ -2892,7 +2892,7 @@ def _is_false_arg(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
 
 
-_MODE_API = re.compile(r"(^|_)modes?($|_)|^(train|eval)$")
+_MODE_API = re.compile(r"(^|_)modes?($|_)")
 
 
 def _uses_of_built(site: CallInfo) -> list[CallInfo]:
@@ -2911,8 +2911,8 @@ def _switches_held_networks(cls) -> bool:
     `self.policy.train(mode)`), or the class offers a mode API of its own (skrl's
     `Agent.enable_training_mode`, `set_running_mode`, a `train()`/`eval()` pair): their modes are the
     object's business, not its callers'."""
-    if any(_MODE_API.search(name) for name in cls.methods):
-        return True
+    if any(_MODE_API.search(name) for name in cls.methods) or {"train", "eval"} <= set(cls.methods):
+        return True  # (a lone `train(self, env, episodes)` is a training routine, not a mode switch)
     return any(
         c.method in ("eval", "train") and ((c.receiver or "").startswith("self.") or c.receiver in method.params[1:])
         for method in cls.methods.values() for c in method.calls
