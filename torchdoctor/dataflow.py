@@ -1052,6 +1052,8 @@ class DataFlow:
                 made = {flow.instance_of(v, where, at, depth + 1) for flow, v, where, at in returned}
                 if len(made) == 1 and None not in made:
                     return made.pop()
+                if len(self.instances_of(expr, fn, order, depth + 1) or ()) > 1:
+                    return None  # one of several project classes (`load_model(path, kind)`): `instances_of` lists them
             name = q or dotted_name(expr.func)
             return Instance(self.facts, factory=name) if is_model_factory(name) else None
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("module", "_orig_mod"):
@@ -1092,7 +1094,12 @@ class DataFlow:
         one path is unknown."""
         if depth > 6:
             return None
-        one = self.instance_of(expr, fn, order)
+        if isinstance(expr, cst.Call):  # `load_model(path, model_type)`: each class the project factory may return
+            returned = self._returns_of(expr, fn, depth)
+            kinds = [flow.instances_of(v, where, at, depth + 1) for flow, v, where, at in returned or ()]
+            if kinds and None not in kinds and len({id(i.cls) for more in kinds for i in more}) > 1:
+                return [i for more in kinds for i in more]
+        one = self.instance_of(expr, fn, order, depth)
         if one is not None:
             return [one]
         name = dotted_name(expr)
@@ -1107,10 +1114,10 @@ class DataFlow:
             for a in candidates:
                 if is_none(a.value):
                     continue  # `f0_decoder = None` ... `if args.f0: f0_decoder = Decoder(...)`: no model on that path
-                inst = self.instance_of(a.value, where, a.context.order)
-                if inst is None:
+                more = self.instances_of(a.value, where, a.context.order, depth + 1)
+                if more is None:
                     return None
-                found.append(inst)
+                found.extend(more)
             return found or None
         if name in fn.params:
             found = []

@@ -1526,6 +1526,14 @@ class Evaluation:
             # without its class there is no sign this one does (a decision transformer called `model`
             # is still judged)
             return not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call))
+        if call.method not in (None, "forward") and call.receiver == model:
+            # `model.forward_x(batch)` on whichever model `load_model` returns: only what that method runs
+            # counts, for each class that may arrive (ConvE's embedding path skips its dropout)
+            methods = [(i, self._method_of(i.facts, i.cls, call.method) if i.cls is not None else None) for i in choices]
+            return any(
+                self.modes.method_has_modes(i.facts, i.cls, method) if method is not None else self.modes.instance_has_mode_layers(i)
+                for i, method in methods
+            )
         return any(self.modes.instance_has_mode_layers(i) for i in choices)
 
     def _known_by_its_methods(self, model: str) -> bool | None:
