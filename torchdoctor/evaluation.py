@@ -16,7 +16,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.dataflow import MODEL_WRAPPERS, is_none, under_moves
+from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
 from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
@@ -161,6 +161,8 @@ class Evaluation:
             return False
         if self.facts.resolve_function(call) is not None:
             return False
+        if isinstance(call.node.func, cst.Name) and is_model_factory(call.dotted) and not self._bound_name(call):
+            return False  # `TripletNet(resnet101())` with `from net import *`: a factory builds a model, runs none
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             # (`self.rvm = RelativeVolumeMel()` from the project's metrics/ package scores outputs: no model)
@@ -179,6 +181,16 @@ class Evaluation:
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
+
+    def _bound_name(self, call: CallInfo) -> bool:
+        """The called name is a variable of the call's scopes (a parameter, a local, a global), not a
+        function brought in by an import."""
+        name, fn = call.dotted, call.function
+        while fn is not None:
+            if name in fn.params or name in fn.assigned_names():
+                return True
+            fn = fn.parent
+        return name in self.facts.module_function.assigned_names()
 
     def _imported_model(self, name: str) -> bool:
         """`from pretrained_model import model`: a model-named global that another file of the project
