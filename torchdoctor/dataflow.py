@@ -1052,7 +1052,7 @@ class DataFlow:
                 made = {flow.instance_of(v, where, at, depth + 1) for flow, v, where, at in returned}
                 if len(made) == 1 and None not in made:
                     return made.pop()
-                if len(self.instances_of(expr, fn, order, depth + 1) or ()) > 1:
+                if self._returned_classes(expr, fn, depth + 1) is not None:
                     return None  # one of several project classes (`load_model(path, kind)`): `instances_of` lists them
             name = q or dotted_name(expr.func)
             return Instance(self.facts, factory=name) if is_model_factory(name) else None
@@ -1094,11 +1094,9 @@ class DataFlow:
         one path is unknown."""
         if depth > 6:
             return None
-        if isinstance(expr, cst.Call):  # `load_model(path, model_type)`: each class the project factory may return
-            returned = self._returns_of(expr, fn, depth)
-            kinds = [flow.instances_of(v, where, at, depth + 1) for flow, v, where, at in returned or ()]
-            if kinds and None not in kinds and len({id(i.cls) for more in kinds for i in more}) > 1:
-                return [i for more in kinds for i in more]
+        several = self._returned_classes(expr, fn, depth) if isinstance(expr, cst.Call) else None
+        if several is not None:
+            return several
         one = self.instance_of(expr, fn, order, depth)
         if one is not None:
             return [one]
@@ -1128,6 +1126,14 @@ class DataFlow:
                     return None
                 found.extend(more)
             return found or None
+        return None
+
+    def _returned_classes(self, call: cst.Call, fn: FunctionInfo, depth: int) -> list[Instance] | None:
+        """Every class a project factory call may return, when that is more than one (`load_model(path,
+        model_type)`, whose branches build ConvE or RotatE); None otherwise."""
+        kinds = [flow.instances_of(v, where, at, depth + 1) for flow, v, where, at in self._returns_of(call, fn, depth) or ()]
+        if kinds and None not in kinds and len({id(i.cls) for more in kinds for i in more}) > 1:
+            return [i for more in kinds for i in more]
         return None
 
     def call_sites_anywhere(self, fn: FunctionInfo) -> list:

@@ -1520,10 +1520,9 @@ class Evaluation:
         if declared:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: the arguments say what they hold
             return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in declared)
         inst = self.flow.instance_of(expr, call.function, call.context.order)
-        if inst is not None and inst.cls is not None and call.method not in (None, "forward") and call.receiver == model:
-            method = self._method_of(inst.facts, inst.cls, call.method)
-            if method is not None:  # `model.inference(x, loader)`: only what that method runs counts
-                return self.modes.method_has_modes(inst.facts, inst.cls, method)
+        said = self._called_method_has_modes(inst, call, model) if inst is not None else None
+        if said is not None:
+            return said
         if inst is not None and _stands_for_subclasses(inst):
             return True  # `net: BaseNet`, whose forward raises NotImplementedError: a subclass does the work
         if inst is not None:
@@ -1538,15 +1537,21 @@ class Evaluation:
             # without its class there is no sign this one does (a decision transformer called `model`
             # is still judged)
             return not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call))
-        if call.method not in (None, "forward") and call.receiver == model:
-            # `model.forward_x(batch)` on whichever model `load_model` returns: only what that method runs
-            # counts, for each class that may arrive (ConvE's embedding path skips its dropout)
-            methods = [(i, self._method_of(i.facts, i.cls, call.method) if i.cls is not None else None) for i in choices]
-            return any(
-                self.modes.method_has_modes(i.facts, i.cls, method) if method is not None else self.modes.instance_has_mode_layers(i)
-                for i, method in methods
-            )
-        return any(self.modes.instance_has_mode_layers(i) for i in choices)
+        # (`model.forward_x(batch)` on whichever model `load_model` returns: for each class that may arrive, only
+        # what that method runs counts; ConvE's embedding path skips its dropout)
+        return any(
+            said if (said := self._called_method_has_modes(i, call, model)) is not None else self.modes.instance_has_mode_layers(i)
+            for i in choices
+        )
+
+    def _called_method_has_modes(self, inst, call: CallInfo, model: str) -> bool | None:
+        """`model.inference(x, loader)` on an instance of a known class: whether that method runs layers that
+        change with the mode (only what it runs counts); None for the model's forward, or a method the class
+        does not define."""
+        if inst.cls is None or call.method in (None, "forward") or call.receiver != model:
+            return None
+        method = self._method_of(inst.facts, inst.cls, call.method)
+        return self.modes.method_has_modes(inst.facts, inst.cls, method) if method is not None else None
 
     def _known_by_its_methods(self, model: str) -> bool | None:
         """Whether a model of unknown class (`rnn = torch.load('char-rnn.pt')`) may hold mode layers, judged
@@ -1835,11 +1840,9 @@ class Evaluation:
             inside = [c for c in fn.calls if c.context.order > call.context.order and any(l is loop for l in c.context.loops)]
             switches = []
             for c in inside:
-                receiver = c.receiver
-                if receiver and c.method in ("train", "eval") and len(c.node.args) <= 1 and (
-                    within(model, receiver) or receiver == model) and self._switch_reaches(c, model):
-                    trains = c.method == "train" and not _is_false_arg(c.node) and not _mode_passed_in(c, fn)
-                    switches.append((c.context.order, "train" if trains else "eval"))
+                mode = _switch_mode(c, fn) if c.receiver and (within(model, c.receiver) or c.receiver == model) else None
+                if mode is not None and self._switch_reaches(c, model):
+                    switches.append((c.context.order, mode))
                 else:
                     callee = self._callee(c)
                     if callee is not None and self._helper_trains(callee, c, model):
@@ -2392,14 +2395,9 @@ class Evaluation:
                 continue
             if not self._switch_reaches(c, model):
                 continue
-            if c.method in ("eval", "train") and len(c.node.args) > 1:
-                continue  # `learner.train(loader, epochs)`: a training routine (judged as a helper below), no switch
-            if c.method == "eval" or (c.method == "train" and (_is_false_arg(c.node) or _mode_passed_in(c, fn))):
-                # (`self.network.train(training)` in JORLDY's `act(state, training=True)`: the caller picks the
-                # mode, and an evaluation passes False; no claim is made for it)
-                events.append((c.context.order, "eval", c.context.branches))
-            elif c.method == "train":
-                events.append((c.context.order, "train", c.context.branches))
+            mode = _switch_mode(c, fn)
+            if mode is not None:
+                events.append((c.context.order, mode, c.context.branches))
         use = self.facts.branches_at.get(before, ())
         for c in fn.calls:  # `with inference_context(model):` / `set_eval(model)`: a helper that calls eval()
             # (only on the use's own path: `if report_cosine: report_cosine_sims(trainer)` evals as a side
@@ -2913,6 +2911,16 @@ def _is_false_arg(call: cst.Call) -> bool:
 
 
 _MODE_API = re.compile(r"(^|_)modes?($|_)")
+
+
+def _switch_mode(c: CallInfo, fn: FunctionInfo) -> str | None:
+    """"eval" or "train" for a mode switch (`m.eval()`, `m.train()`, `m.train(False)`); None for any other
+    call, including `learner.train(loader, epochs)`, a training routine (judged as a helper). A mode the
+    caller passes in (`self.network.train(training)` in JORLDY's `act(state, training=True)`) counts as
+    eval: an evaluation passes False, and no claim is made for it."""
+    if c.method not in ("eval", "train") or len(c.node.args) > 1:
+        return None
+    return "eval" if c.method == "eval" or _is_false_arg(c.node) or _mode_passed_in(c, fn) else "train"
 
 
 def _uses_of_built(site: CallInfo) -> list[CallInfo]:

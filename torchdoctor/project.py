@@ -290,9 +290,7 @@ class ProjectIndex:
                 searched, self.consulted = self.consulted, outer
                 outer.update(searched)
             self._searched[key] = list(searched)
-        for other in {id(o): o for o, _ in self._callers[key]}.values():
-            self.facts_for_path(Path(other.path))
-        for path in self._searched.get(key, ()):
+        for path in self._searched[key]:  # (the callers' files among them: the search read each one)
             self.facts_for_path(path)
         return self._callers[key]
 
