@@ -512,14 +512,20 @@ def _shape_annotation(annotation: cst.Annotation | None) -> bool:
     return bool(words) and words <= {"int", "bool", "float", "str", "Tuple", "tuple", "List", "list", "Size", "torch", "Optional", "None"}
 
 
+_TRANSFORM_PLACES = ("transforms", "transform", "augmentations")
+
+
 def _takes_host_data(facts, forward: FunctionInfo) -> bool:
-    """`def forward(self, img: Image.Image)`, or any module of a `transforms.py` (torchvision's
-    references' `RandomMixup`, applied in the loader's `collate_fn`): a data transform run by the
-    loader's CPU workers."""
+    """`def forward(self, img: Image.Image)`, any module of a `transforms.py` or a `transform/` package
+    (torchvision's references' `RandomMixup`, applied in the loader's `collate_fn`), or a class built on a
+    `*Transform` base: a data transform run by the loader's CPU workers."""
     if forward.node is None:
         return False
-    if Path(facts.path).stem in ("transforms", "transform", "augmentations"):
-        # (not a normalizing flow's `transforms.py`, whose layers hand back a log-determinant)
+    where = Path(facts.path)
+    transform_class = forward.cls is not None and any(b.rsplit(".", 1)[-1].endswith("Transform") for b in forward.cls.written_bases)
+    if where.stem in _TRANSFORM_PLACES or where.parent.name in _TRANSFORM_PLACES or transform_class:
+        # (`src/transform/convert.py`'s `ToTensor(BaseTransform)`, turning a sample's arrays into tensors;
+        # not a normalizing flow's `transforms.py`, whose layers hand back a log-determinant)
         return not _returns_summed_term(forward)
     params = [p for p in forward.node.params.params if p.name.value not in ("self", "cls")]
     if not params or params[0].annotation is None:

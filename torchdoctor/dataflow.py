@@ -525,7 +525,7 @@ class DataFlow:
             return self.returns_kind(local, depth + 1, self.facts.call_info(expr))
         instance = self.instance_of(expr.func, fn, order, depth + 1)
         if instance is not None:
-            return self.instance_output_kind(instance, depth + 1)
+            return self.instance_output_kind(instance, depth + 1, self.facts.call_info(expr))
         return None
 
     def _kind_from_callers(self, fn: FunctionInfo, param: str, depth: int) -> str | None:
@@ -1147,8 +1147,10 @@ class DataFlow:
         name = fn.cls.name if fn.name == "__init__" and fn.cls is not None and fn.cls.name in self.facts.classes else fn.name
         return [(self.flow_for(facts), site) for facts, site in self.project.callers_elsewhere(self.facts, name)]
 
-    def instance_output_kind(self, inst: Instance, depth: int = 0) -> str | None:
-        """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one."""
+    def instance_output_kind(self, inst: Instance, depth: int = 0, site: CallInfo | None = None) -> str | None:
+        """What calling the instance returns: a class whose forward ends in softmax, a Sequential ending in one.
+        Called at `site`, the forward's branches its literal arguments rule out are left out:
+        `self.encoder(xs, softmax=False)` skips `if softmax: x = self.softmax(x)`."""
         if inst.qualname in _PROB_MODULES:
             return _PROB_MODULES[inst.qualname]
         if inst.sequential is not None:
@@ -1160,7 +1162,7 @@ class DataFlow:
         if inst.cls is not None:
             forward = inst.facts.find_method(inst.cls, "forward")
             if forward is not None:
-                return self.flow_for(inst.facts).returns_kind(forward, depth + 1)
+                return self.flow_for(inst.facts).returns_kind(forward, depth + 1, site)
         return None
 
 

@@ -179,6 +179,8 @@ class Evaluation:
             return False
         if self._method_of_project_object(call):
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
+        if _DECODER_NAME.search(call.dotted) and _decodes_model_output(call):
+            return False  # `outs = model(images)` ... `scores, boxes = decoder(outs)`: a detector's post-processing
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
 
@@ -2911,6 +2913,32 @@ def _is_false_arg(call: cst.Call) -> bool:
 
 
 _MODE_API = re.compile(r"(^|_)modes?($|_)")
+
+
+_DECODER_NAME = re.compile(r"(^|[._])decoders?$")
+
+
+def _decodes_model_output(call: CallInfo) -> bool:
+    """The call's first argument is computed from what a whole model (`model`, `self.net`) returned
+    earlier in the function: `outs = model(images)` ... `decoder(outs, sizes)` turns a detector's raw
+    outputs into boxes, and a CTC decoder turns `torch.log(ys_hat)` into words. A network named
+    decoder takes an encoder's output, not a whole model's."""
+    args = [a for a in call.node.args if a.keyword is None and not a.star]
+    first = dotted_name(args[0].value) if args else None
+    if first is None:
+        return False
+    fn = call.function
+    derived: set[str] = set()
+    for a in sorted(fn.assigns, key=lambda a: a.context.order):
+        if a.context.order >= call.context.order or a.value is None:
+            continue
+        from_model = any(
+            (c := dotted_name(inner.func)) is not None and _PLAIN_MODEL_NAME.search(c.rsplit(".", 1)[-1]) is not None
+            for inner in calls_within(a.value)
+        ) or bool(names_in(a.value) & derived)
+        if from_model:
+            derived.update(a.targets)
+    return first in derived
 
 
 def _switch_mode(c: CallInfo, fn: FunctionInfo) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -327,7 +328,9 @@ class TrainingFacts:
             if where is not None and exclusive_branches(call.context.branches, where.context.branches):
                 continue
             callee = call.method or call.dotted or ""
-            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
+            # (`scheduler.step(optimizer, epoch)`: SimpleAICV's own scheduler sets the learning rate it is handed)
+            scheduler = bool(call.receiver) and _LR_HELPER.search(call.receiver.rsplit(".", 1)[-1])
+            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or scheduler or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -385,6 +388,12 @@ class TrainingFacts:
                 return True
             if _LIBRARY_MODULE_BASE.match(base):
                 return True  # AllenNLP's `Model` and modules, Hugging Face's `PreTrainedModel`: nn.Modules
+            if written.rsplit(".", 1)[-1] == "Module" and not base.startswith("torch."):
+                own = self.project.find_class(facts, written) if self.project is not None else None
+                if own is not None and own[1] is not cls and not own[1].bases and "/torch/" not in Path(own[0].path).as_posix():
+                    # `import mytorch.nn as nn` ... `class Net(nn.Module)`: a teaching autograd engine's own
+                    # Module, a plain class of the project (not torch's, even inside torch itself)
+                    return False
             if written.rsplit(".", 1)[-1] == "Module":
                 return True  # `from .module import Module` inside torch itself, `nn.Module` aliases
             local = facts.classes.get(written)
