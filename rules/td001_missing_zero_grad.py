@@ -176,7 +176,7 @@ def _counted_resets(facts, loop, events, step) -> tuple:
     that serves a step of its own, and the test of a reset that runs on some iterations only."""
     where = _branches(facts, loop, step.site)
     resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
-    resets = [(e, b) for e, b in resets if not exclusive_branches(b, where)]
+    resets = [(e, b) for e, b in resets if not exclusive_branches(b, where) and not _opposite_sides_of_one_test(facts, loop, b, where)]
     everywhere = [b for _, b in resets]
     backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     guard = served = sometimes = None
@@ -197,6 +197,23 @@ def _counted_resets(facts, loop, events, step) -> tuple:
         else:
             counted.append((e, b))
     return counted, guard, served, sometimes
+
+
+def _opposite_sides_of_one_test(facts, loop, a: tuple, b: tuple) -> bool:
+    """Two places on opposite sides of two `if`s with the same test, which does not change within the
+    loop: the project-NN scripts reset under `if args.size_accumulate_grad > 1:` ... `else:` and step
+    under a second `if args.size_accumulate_grad > 1:`, so the else-branch reset never serves that step."""
+    varying = set(loop.targets) | {t.split(".", 1)[0] for x in loop.assigns for t in x.targets}
+    for if_a, branch_a in a:
+        test = facts.if_tests.get(if_a)
+        if test is None or branch_a not in (0, 1) or calls_within(test) or {n.split(".", 1)[0] for n in names_in(test)} & varying:
+            continue
+        text = facts.module.code_for_node(test)
+        for if_b, branch_b in b:
+            other = facts.if_tests.get(if_b) if if_b != if_a and branch_b in (0, 1) and branch_b != branch_a else None
+            if other is not None and facts.module.code_for_node(other) == text:
+                return True
+    return False
 
 
 def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:

@@ -83,7 +83,7 @@ LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
 }
-_DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter", re.I)
+_DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress", re.I)  # (`pbar`: a progress bar over the batches)
 _ACTING_CLASS = re.compile(r"(Agent|Actor|Policy|Player|Explorer)$")
 _ACTING_METHOD = re.compile(r"^(__call__|act|get_action|select_action|choose_action|sample_action|step)$")
 _EVAL_STEP_HOOK = re.compile(r"(prediction|predict|eval|evaluation|validation|test)_step$")
@@ -2925,8 +2925,8 @@ def _decodes_model_output(call: CallInfo) -> bool:
     decoder takes an encoder's output, not a whole model's."""
     args = [a for a in call.node.args if a.keyword is None and not a.star]
     first = dotted_name(args[0].value) if args else None
-    if first is None:
-        return False
+    if first is None or _part_of_a_model(call.dotted or ""):
+        return False  # (`model.decoder(h)`: a network of the model, fed by its other parts)
     fn = call.function
     derived: set[str] = set()
     for a in sorted(fn.assigns, key=lambda a: a.context.order):
@@ -2934,11 +2934,18 @@ def _decodes_model_output(call: CallInfo) -> bool:
             continue
         from_model = any(
             (c := dotted_name(inner.func)) is not None and _PLAIN_MODEL_NAME.search(c.rsplit(".", 1)[-1]) is not None
+            and not _part_of_a_model(c)
             for inner in calls_within(a.value)
         ) or bool(names_in(a.value) & derived)
         if from_model:
             derived.update(a.targets)
     return first in derived
+
+
+def _part_of_a_model(name: str) -> bool:
+    """`model.decoder`, `self.net.policy_net`: an attribute of something named as a whole model."""
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    return bool(owner) and _PLAIN_MODEL_NAME.search(owner.rsplit(".", 1)[-1]) is not None
 
 
 def _switch_mode(c: CallInfo, fn: FunctionInfo) -> str | None:

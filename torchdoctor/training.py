@@ -328,9 +328,11 @@ class TrainingFacts:
             if where is not None and exclusive_branches(call.context.branches, where.context.branches):
                 continue
             callee = call.method or call.dotted or ""
-            # (`scheduler.step(optimizer, epoch)`: SimpleAICV's own scheduler sets the learning rate it is handed)
-            scheduler = bool(call.receiver) and _LR_HELPER.search(call.receiver.rsplit(".", 1)[-1])
-            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or scheduler or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
+            # (`scheduler.step(optimizer, epoch)`: SimpleAICV's own scheduler sets the learning rate it is handed;
+            # `logger.consume(loss=loss, optimizer=optimizer)`: a logger reads the learning rate)
+            owner = call.receiver.rsplit(".", 1)[-1] if call.receiver else ""
+            reader = bool(owner) and bool(_LR_HELPER.search(owner) or _LOGGING_OBJECT.search(owner))
+            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or reader or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -746,6 +748,7 @@ def unwrapped_either_way(value) -> str | None:
 # `self.scheduler(self.optimizer, i, epoch)`, `adjust_lr(optimizer, epoch)`: learning-rate helpers set
 # `param_groups[...]["lr"]` and leave gradients alone.
 _LR_HELPER = re.compile(r"sched|(^|_)lr($|_)|learning_rate|warmup", re.I)
+_LOGGING_OBJECT = re.compile(r"(^|_)(logger|writer|tracker|recorder|monitor|wandb)s?$", re.I)
 # `model.checkpoint(model_dir, optimizer)`, `save_checkpoint(model, optimizer, path)`: a checkpoint
 # reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
 # (`saver.save_recovery(model, optimizer, args, epoch)`: timm's CheckpointSaver)
@@ -926,8 +929,14 @@ def _dict_bound_to(name: str, call: CallInfo) -> cst.Dict | None:
 _HOOK_METHOD = re.compile(r"^on_\w+$")  # `on_step_end`, `on_train_batch_end`: a callback's hook
 
 
-def _resets_nothing(fn) -> bool:
-    """The function neither resets nor steps anything, nor writes a `.grad`."""
-    return not any(c.method in ("zero_grad", "zero_", "step") for c in fn.calls) and not any(
-        t.endswith(".grad") for a in fn.assigns for t in a.targets
-    )
+def _resets_nothing(fn, depth: int = 0) -> bool:
+    """The function neither resets nor steps anything, nor writes a `.grad`; nor do the methods of its own
+    class it calls (`self.step()` of mini_trainer's `MultiLogger.consume` counts the logger's own steps)."""
+    for c in fn.calls:
+        own = fn.cls.methods.get(c.method) if fn.cls is not None and c.receiver == "self" and c.method else None
+        if own is not None and own is not fn:
+            if depth >= 3 or not _resets_nothing(own, depth + 1):
+                return False
+        elif c.method in ("zero_grad", "zero_", "step"):
+            return False
+    return not any(t.endswith(".grad") for a in fn.assigns for t in a.targets)
