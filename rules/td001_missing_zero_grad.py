@@ -128,6 +128,9 @@ class MissingZeroGrad(Rule):
         others = {r for r in resets if r and not training.is_optimizer(r)}  # model.zero_grad()
         if optimizer == "<manual>":
             return bool(others)
+        tensors = training.optimizer_tensors.get(optimizer)
+        if tensors:  # `RMSprop([x_bl])`: only a reset of those tensors (or of what holds them) counts
+            return all(any(within(t, o) for o in others) for t in tensors)
         models = training.optimizer_models.get(optimizer)
         if not models:
             # cannot tell which model it optimizes: any model reset may be it, but `netG.zero_grad()` is

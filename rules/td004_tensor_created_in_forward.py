@@ -330,7 +330,7 @@ class TensorCreatedInForward(Rule):
                 continue
             if cuda_default:
                 continue  # the project makes CUDA the default device of new tensors
-            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node):
+            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call):
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
                 held = uses.assigned_name(call.node)  # `idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`
                 moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
@@ -698,15 +698,18 @@ def _number_literal(node: cst.BaseExpression) -> bool:
 
 
 def _returned_beside_layer_outputs(fn: FunctionInfo, name: str) -> bool:
-    """A forward hands the tensor back in one tuple with the output of one of the module's layers:
+    """A forward hands the tensor back in one tuple (or dict) with the output of one of the module's layers:
     GVP's `return (s, v)` with `s = torch.relu(self.ws(x))` and `v = torch.zeros(...)`. Its caller
     receives one result on two devices and mixes them (`v + dv`); nothing suggests it places `v`."""
     layer_outputs = {t for a in fn.assigns if a.value is not None and _runs_a_layer(fn, a.value) for t in a.targets}
     for ret, _ in fn.returns:
         value = ret.value
-        if not isinstance(value, cst.Tuple):
+        if isinstance(value, cst.Tuple):
+            parts = [e.value for e in value.elements]
+        elif isinstance(value, cst.Dict):  # `return {"value": value, "policy": policy}` (a board network's heads)
+            parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        else:
             continue
-        parts = [e.value for e in value.elements]
         if any(isinstance(p, cst.Name) and p.value == name for p in parts) and any(
             isinstance(p, cst.Name) and p.value in layer_outputs or _runs_a_layer(fn, p) for p in parts
         ):
@@ -1253,6 +1256,27 @@ def _dimensions(call: cst.Call) -> int | None:
 def _is_sequence_literal(call: cst.Call) -> bool:
     args = positional_args(call)
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
+
+
+def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
+    """`torch.tensor(target)` where `target` was plainly built as a list: a list literal or comprehension,
+    or what a method of the same class returns as one (project-NN's `target = self._get_target(filenames)`,
+    `return [self.protocol_parser[x] for x in filenames]`): a vector, not a 0-dim scalar."""
+    args = positional_args(call.node)
+    name = dotted_name(args[0]) if args else None
+    held = ctx.dataflow.value_of(name, fn, call.context.order) if name else None
+    value = held[0] if held is not None and held[1] is fn else None
+    if isinstance(value, (cst.List, cst.ListComp)) and not _is_empty_list(value):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
+        method = ctx.facts.resolve_function(ctx.facts.call_info(value)) if ctx.facts.call_info(value) is not None else None
+        returns = [r.value for r, _ in method.returns] if method is not None else []
+        return bool(returns) and all(isinstance(r, cst.ListComp) or isinstance(r, cst.List) and not _is_empty_list(r) for r in returns)
+    return False
+
+
+def _is_empty_list(value) -> bool:
+    return isinstance(value, cst.List) and not value.elements
 
 
 def _is_empty_data(call: cst.Call) -> bool:

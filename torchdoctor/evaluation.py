@@ -184,6 +184,21 @@ class Evaluation:
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
 
+    def _bound_run_method(self, call: CallInfo) -> tuple[str, set[str]] | None:
+        """(model, methods) for a call of a local name bound to a model's run method on every path:
+        project-NN's `infer_func = pt_model.inference if hasattr(...) else pt_model.forward`."""
+        if not isinstance(call.node.func, cst.Name) or call.function.is_module:
+            return None
+        values = self.flow.reaching_candidates(call.node.func.value, call.function, call.context.order)
+        found = {(dotted_name(a.value.value), a.value.attr.value) for a in values if isinstance(a.value, cst.Attribute)}
+        if not values or len(found) != len(values) or len({m for m, _ in found}) != 1:
+            return None
+        model = next(iter(found))[0]
+        methods = {name for _, name in found}
+        if model is None or not self.is_model_name(model) or not all(_RUN_METHOD.match(m) for m in methods):
+            return None
+        return model, methods
+
     def _bound_name(self, call: CallInfo) -> bool:
         """The called name is a variable of the call's scopes (a parameter, a local, a global), not a
         function brought in by an import."""
@@ -505,6 +520,11 @@ class Evaluation:
             unwrapped = _unwrap_call_model(c)
             if unwrapped is not None and self.is_model_name(unwrapped):
                 runs.append(ModelRun(c, unwrapped))  # `accelerator.unwrap_model(model)(image)`
+                continue
+            bound = self._bound_run_method(c)
+            if bound is not None:  # `infer_func = pt_model.inference` (or `.forward`), then `infer_func(x)`
+                model, methods = bound
+                runs.append(ModelRun(c, model, True, all(self._grad_off_in_every_method_named(m) for m in methods)))
                 continue
             if self._runs_through_method(c):
                 # model.forward(x), model.encode(x), tacotron.infer(seq)

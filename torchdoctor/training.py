@@ -140,14 +140,30 @@ class TrainingFacts:
         out: dict[str, set[str]] = {}
         for a in self.facts.assigns:
             if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
+                first = a.value.args[0].value
                 models = {
                     dotted_name(c.func.value)
-                    for c in calls_within(a.value.args[0].value)
+                    for c in calls_within(first)
                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
                 }
                 models.discard(None)
                 for t in _optimizer_targets(a.targets):
                     out.setdefault(t, set()).update(models)
+        return out
+
+    @cached_property
+    def optimizer_tensors(self) -> dict[str, set[str]]:
+        """Optimizer name -> the tensors it was built over by name: `RMSprop([x_bl], lr=1e-2)` searches an
+        input (an attribution baseline), whose gradient no model's `zero_grad()` resets."""
+        out: dict[str, set[str]] = {}
+        for a in self.facts.assigns:
+            if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
+                first = a.value.args[0].value
+                if isinstance(first, (cst.List, cst.Tuple)) and first.elements and not calls_within(first):
+                    names = {dotted_name(e.value) for e in first.elements if isinstance(e, cst.Element)}
+                    if None not in names:
+                        for t in _optimizer_targets(a.targets):
+                            out.setdefault(t, set()).update(names)
         return out
 
     def is_optimizer(self, name: str | None) -> bool:
