@@ -402,6 +402,33 @@ def _cpu_full_lengths_for_ctc_loss(x):
     return torch.nn.CTCLoss(blank=0)(log_probs, targets, input_lengths, target_lengths)
 
 
+def _cpu_noise_ids_gathered_from_cuda_tokens(x):
+    """A masked autoencoder's random masking: noise drawn on the host, sorted, and used to gather tokens."""
+    noise = torch.rand(x.shape[0], x.shape[1])
+    ids_keep = torch.argsort(noise, dim=1)[:, :2]
+    return torch.gather(x, dim=1, index=ids_keep.unsqueeze(-1).repeat(1, 1, x.shape[2]))
+
+
+def _cpu_listed_targets_into_cross_entropy(x):
+    """project-NN's spoofing models: targets looked up per file name and made into a tensor in forward."""
+    target_vec = torch.tensor([0, 1, 1, 0], dtype=torch.long)
+    return torch.nn.functional.cross_entropy(x.sum(-1)[:, :2], target_vec)
+
+
+def _cpu_targets_scattered_into_cuda_index(x):
+    """The same models' `_compose_logit`: a CUDA boolean index filled by `scatter_` at CPU target positions."""
+    logits = x.sum(-1)
+    index = torch.zeros_like(logits).bool()
+    index.scatter_(1, torch.tensor([0, 1, 1, 0]).view(-1, 1), 1)
+    return logits[index]
+
+
+def _cpu_placeholder_head_returned_in_dict(x):
+    """A board network without a policy head returns `torch.zeros(...)` beside a CUDA value head."""
+    out = {"value": x.sum(-1), "policy": torch.zeros(x.shape[0], 5)}
+    return torch.nn.functional.mse_loss(out["policy"], torch.ones(x.shape[0], 5, device=x.device)) + out["value"].mean()
+
+
 def _cuda_zero_dim_times_cpu_vector(x):
     return x.sum() * torch.ones(x.shape[0])  # normflows' cached _Linear: a CUDA 0-dim log-det times CPU ones
 
@@ -469,7 +496,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
      _arange_mixed_before_slice_write, _zero_dim_cpu_index_copy, _zero_dim_stacked_with_cuda_losses,
      _cuda_values_cat_onto_empty_cpu_placeholder, _cpu_flags_read_at_cuda_indices, _cuda_values_put_into_cpu_tensor,
      _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges, _cpu_log_det_accumulated,
-     _cuda_zero_dim_times_cpu_vector, _host_encoding_added_to_cuda_tensor],
+     _cuda_zero_dim_times_cpu_vector, _host_encoding_added_to_cuda_tensor, _cpu_noise_ids_gathered_from_cuda_tokens,
+     _cpu_listed_targets_into_cross_entropy, _cpu_targets_scattered_into_cuda_index, _cpu_placeholder_head_returned_in_dict],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):
