@@ -2027,7 +2027,12 @@ class Evaluation:
         found = []
         for origin in judge.flow.origins(site.node.func.value, site.function, site.context.order):  # (in the site's file)
             construction = origin.facts.call_info(origin.call) if origin is not None else None
-            if construction is None or dotted_name(origin.call.func) != fn.cls.name:
+            built = dotted_name(origin.call.func) if construction is not None else None
+            # (`return cls(model, names, device)` in `Predictor.from_checkpoint`, a classmethod: built there)
+            owner = construction.function.cls if construction is not None else None
+            by_factory = (built == "cls" and owner is not None and owner.name == fn.cls.name and origin.facts.path == self.facts.path
+                          and "classmethod" in construction.function.decorators)
+            if construction is None or built != fn.cls.name and not by_factory:
                 continue
             name = _model_named(self.flow.flow_of(origin).argument_for(init, stored.value, construction))
             if name:
@@ -2308,7 +2313,9 @@ class Evaluation:
                 every = (not by_name_only and c.method == "eval" and model.startswith("self.")
                          and judge._picked_by_name(c.receiver or "", m, c.context.order))
                 receiver = c.receiver or _moved_receiver(c)  # (`self.model.to(self.device).eval()` in `__init__`)
-                if every or (c.method == "eval" and receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
+                # (`self.model.eval_mode()`: a wrapper's own switch, ns_vqa's attribute network in rl-bullet)
+                switch = c.method == "eval" or bool(c.method and _EVAL_MODE_API.match(c.method)) and not c.node.args
+                if every or (switch and receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
             for a in m.assigns:  # `self.inception, self.deeplab = create_metric_models(opt)`, each in eval mode
@@ -2933,6 +2940,7 @@ def _is_false_arg(call: cst.Call) -> bool:
 
 
 _MODE_API = re.compile(r"(^|_)modes?($|_)")
+_EVAL_MODE_API = re.compile(r"^(set_|to_|enable_|switch_to_)?(eval|evaluation|inference|test)_mode$")
 
 
 _DECODER_NAME = re.compile(r"(^|[._])decoders?$")
