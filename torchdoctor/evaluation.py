@@ -558,6 +558,10 @@ class Evaluation:
             if project_run is not None:  # LIIF's `model.gen_feat(inp)` on a model built from a registry
                 runs.append(ModelRun(c, c.receiver, has_modes=False, grad_off_inside=project_run))
                 continue
+            known_run = self._known_module_method_run(c)
+            if known_run is not None:  # pytorch-asr's `self.model.classifier(xs)`, which runs `self.encoder`
+                runs.append(known_run)
+                continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
                 # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
                 # Hugging Face's generate runs under no_grad; a project's own generate may not.
@@ -886,6 +890,25 @@ class Evaluation:
             return False
         q = self.facts.qualify(value.func) or ""  # `model = RENet(...).to(device)`, RENet imported from PyG
         return "." in q and q.rsplit(".", 1)[-1][:1].isupper() and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None
+
+    def _known_module_method_run(self, call: CallInfo) -> ModelRun | None:
+        """`model.classifier(xs)` on a model of a known project module class, whose method of that name
+        runs the layers the model holds and trains nothing: a run of the model, whatever the method's name."""
+        name = call.method
+        if not call.receiver or call.receiver == "self" or not name or name.startswith("_") or name in _MODULE_API_METHODS:
+            return None
+        if _RUN_METHOD.match(name) or _ADAPTING_METHOD.search(name):
+            return None  # (run methods are judged by `_runs_through_method`; `fit`/`train_*` adapt the model)
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        if inst is None or inst.cls is None or not self._computing_module(inst):
+            return None
+        method = self._method_of(inst.facts, inst.cls, name)
+        if method is None or method.loops:
+            return None  # (a method that loops over data of its own is a pass of its own file)
+        judge = self.for_file(inst.facts)
+        if judge.has_training(method) or not judge.held_model_runs(method):
+            return None
+        return ModelRun(call, call.receiver, True, judge._delegates_grad_off(inst.facts, inst.cls, method))
 
     def _project_module_method(self, call: CallInfo) -> bool | None:
         """`model.gen_feat(inp)` on a model whose class cannot be followed (LIIF builds it from a
