@@ -2206,6 +2206,11 @@ class Evaluation:
         if not elsewhere and project is not None and fn.cls is not None and head in fn.params and head != "self":
             # FOTS's `Toolbox.predict(im_fn, input_dir, model)`, a static method called from eval.py
             elsewhere = [(j.facts, site) for j, site in self._sites_anywhere(fn) if j is not self]
+            if not elsewhere:
+                # CL_Pytorch's `ACL._epoch_test(self, model, loader)`, an override that the base class's
+                # `_train_model` (another file) calls as `self._epoch_test(model, ...)` after training it
+                elsewhere = [(j.facts, site) for j, site in self._sites_anywhere(fn, through_bases=True)
+                             if j is not self and site.receiver == "self"]
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
                 # `learner.model.eval()` then `learner.infer(...)` in the scripts that use the class: its
