@@ -138,17 +138,15 @@ class TrainingFacts:
     def optimizer_models(self) -> dict[str, set[str]]:
         """Optimizer name -> models whose parameters it was built from (`Adam(netD.parameters())` -> {"netD"})."""
         out: dict[str, set[str]] = {}
-        for a in self.facts.assigns:
-            if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
-                first = a.value.args[0].value
-                models = {
-                    dotted_name(c.func.value)
-                    for c in calls_within(first)
-                    if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
-                }
-                models.discard(None)
-                for t in _optimizer_targets(a.targets):
-                    out.setdefault(t, set()).update(models)
+        for targets, first in self._optimizer_constructions():
+            models = {
+                dotted_name(c.func.value)
+                for c in calls_within(first)
+                if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")
+            }
+            models.discard(None)
+            for t in targets:
+                out.setdefault(t, set()).update(models)
         return out
 
     @cached_property
@@ -156,15 +154,19 @@ class TrainingFacts:
         """Optimizer name -> the tensors it was built over by name: `RMSprop([x_bl], lr=1e-2)` searches an
         input (an attribution baseline), whose gradient no model's `zero_grad()` resets."""
         out: dict[str, set[str]] = {}
+        for targets, first in self._optimizer_constructions():
+            if isinstance(first, (cst.List, cst.Tuple)) and first.elements and not calls_within(first):
+                names = {dotted_name(e.value) for e in first.elements if isinstance(e, cst.Element)}
+                if None not in names:
+                    for t in targets:
+                        out.setdefault(t, set()).update(names)
+        return out
+
+    def _optimizer_constructions(self):
+        """(the names it is assigned to, its first argument) for every optimizer built in the file."""
         for a in self.facts.assigns:
             if isinstance(a.value, cst.Call) and self._constructs_optimizer(a.value) and a.value.args:
-                first = a.value.args[0].value
-                if isinstance(first, (cst.List, cst.Tuple)) and first.elements and not calls_within(first):
-                    names = {dotted_name(e.value) for e in first.elements if isinstance(e, cst.Element)}
-                    if None not in names:
-                        for t in _optimizer_targets(a.targets):
-                            out.setdefault(t, set()).update(names)
-        return out
+                yield _optimizer_targets(a.targets), a.value.args[0].value
 
     def is_optimizer(self, name: str | None) -> bool:
         if not name:
@@ -411,7 +413,7 @@ class TrainingFacts:
                 own = self.project.find_class(facts, written) if self.project is not None else None
                 if own is not None and own[1] is not cls and not own[1].bases and "/torch/" not in Path(own[0].path).as_posix():
                     # `import mytorch.nn as nn` ... `class Net(nn.Module)`: a teaching autograd engine's own
-                    # Module, a plain class of the project (not torch's, even inside torch itself)
+                    # Module, a plain class of the project (a vendored copy of torch's still counts as torch's)
                     return False
             if written.rsplit(".", 1)[-1] == "Module":
                 return True  # `from .module import Module` inside torch itself, `nn.Module` aliases
