@@ -562,6 +562,10 @@ class Evaluation:
             if known_run is not None:  # pytorch-asr's `self.model.classifier(xs)`, which runs `self.encoder`
                 runs.append(known_run)
                 continue
+            wrapped_run = self._project_wrapper_method(c)
+            if wrapped_run is not None:  # medical_pytorch's `agent.predict(inputs)` on an agent handed in
+                runs.append(wrapped_run)
+                continue
             if c.method == "generate" and self._runs_through_method(c, generating=True):
                 # `model.generate(image, num_beams=3)`: Dropout still acts unless the model is in eval mode.
                 # Hugging Face's generate runs under no_grad; a project's own generate may not.
@@ -909,6 +913,30 @@ class Evaluation:
         if judge.has_training(method) or not judge.held_model_runs(method):
             return None
         return ModelRun(call, call.receiver, True, judge._delegates_grad_off(inst.facts, inst.cls, method))
+
+    def _project_wrapper_method(self, call: CallInfo) -> ModelRun | None:
+        """`agent.predict(inputs)` on an object of unknown class, where every method of that name in the
+        project belongs to a plain object (no nn.Module) that runs the networks it holds: a run of those
+        networks. Judged for gradients only: their modes are the object's business."""
+        name = call.method
+        if not call.receiver or call.receiver == "self" or not name or not _RUN_METHOD.match(name) or name.startswith("_"):
+            return None
+        project = self.training.project
+        if project is None or self.flow.instance_of(call.node.func.value, call.function, call.context.order) is not None:
+            return None
+        found = project.methods_named(self.facts, name)
+        if not found:
+            return None
+        off = True
+        for facts, method in found:
+            if method.cls is None or self.training.is_module_class(facts, method.cls) or method.loops:
+                return None
+            judge = self.for_file(facts)
+            held = judge.held_model_runs(method)
+            if not held:
+                return None
+            off = off and all(r.grad_off_inside or judge.grad_disabled_at(r.call) for r in held)
+        return ModelRun(call, call.receiver, has_modes=False, grad_off_inside=off)
 
     def _project_module_method(self, call: CallInfo) -> bool | None:
         """`model.gen_feat(inp)` on a model whose class cannot be followed (LIIF builds it from a
