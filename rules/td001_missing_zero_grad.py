@@ -206,10 +206,9 @@ def _opposite_sides_of_one_test(facts, loop, a: tuple, b: tuple) -> bool:
     """Two places on opposite sides of two `if`s with the same test, which does not change within the
     loop: the project-NN scripts reset under `if args.size_accumulate_grad > 1:` ... `else:` and step
     under a second `if args.size_accumulate_grad > 1:`, so the else-branch reset never serves that step."""
-    varying = set(loop.targets) | {t.split(".", 1)[0] for x in loop.assigns for t in x.targets}
     for if_a, branch_a in a:
         test = facts.if_tests.get(if_a)
-        if test is None or branch_a not in (0, 1) or calls_within(test) or {n.split(".", 1)[0] for n in names_in(test)} & varying:
+        if branch_a not in (0, 1) or not _unchanged_in_loop(loop, test):
             continue
         text = facts.module.code_for_node(test)
         for if_b, branch_b in b:
@@ -217,6 +216,14 @@ def _opposite_sides_of_one_test(facts, loop, a: tuple, b: tuple) -> bool:
             if other is not None and facts.module.code_for_node(other) == text:
                 return True
     return False
+
+
+def _unchanged_in_loop(loop, test: cst.BaseExpression | None) -> bool:
+    """An `if` test that cannot change within the loop: no call, and no name the loop binds or assigns."""
+    if test is None or calls_within(test):
+        return False
+    varying = set(loop.targets) | {t.split(".", 1)[0] for a in loop.assigns for t in a.targets}
+    return not {n.split(".", 1)[0] for n in names_in(test)} & varying
 
 
 def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list) -> cst.BaseExpression | None:
@@ -227,12 +234,9 @@ def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list
     info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
     if info is None or len(info.context.conditions) != loop.condition_depth:
         return None
-    varying = set(loop.targets) | {t.split(".", 1)[0] for a in loop.assigns for t in a.targets}
     for if_id, branch in reset_at:
         test = facts.if_tests.get(if_id)
-        if (if_id, branch) in info.context.branches or test is None or calls_within(test):
-            continue
-        if {n.split(".", 1)[0] for n in names_in(test)} & varying:
+        if (if_id, branch) in info.context.branches or not _unchanged_in_loop(loop, test):
             continue
         if not any((if_id, 1 - branch) in other for other in all_resets):
             return test

@@ -1266,17 +1266,19 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
     name = dotted_name(args[0]) if args else None
     held = ctx.dataflow.value_of(name, fn, call.context.order) if name else None
     value = held[0] if held is not None and held[1] is fn else None
-    if isinstance(value, (cst.List, cst.ListComp)) and not _is_empty_list(value):
+    if _built_list(value):
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
-        method = ctx.facts.resolve_function(ctx.facts.call_info(value)) if ctx.facts.call_info(value) is not None else None
+        info = ctx.facts.call_info(value)
+        method = ctx.facts.resolve_function(info) if info is not None else None
         returns = [r.value for r, _ in method.returns] if method is not None else []
-        return bool(returns) and all(isinstance(r, cst.ListComp) or isinstance(r, cst.List) and not _is_empty_list(r) for r in returns)
+        return bool(returns) and all(_built_list(r) for r in returns)
     return False
 
 
-def _is_empty_list(value) -> bool:
-    return isinstance(value, cst.List) and not value.elements
+def _built_list(value) -> bool:
+    """A list comprehension, or a list literal with elements."""
+    return isinstance(value, cst.ListComp) or isinstance(value, cst.List) and bool(value.elements)
 
 
 def _is_empty_data(call: cst.Call) -> bool:

@@ -536,8 +536,7 @@ class Evaluation:
                 # its mode still matters)
                 held = self.wrapper_runs(inst, c.method)
                 if held:  # a plain object's method: gradients are off if they are for every network it runs
-                    judge = self.for_file(inst.facts)
-                    off = all(r.grad_off_inside or judge.grad_disabled_at(r.call) for r in held)
+                    off = self.for_file(inst.facts).all_grad_off(held)
                 elif method is not None:
                     off = self._delegates_grad_off(inst.facts, inst.cls, method)
                 else:
@@ -903,11 +902,8 @@ class Evaluation:
             return None
         if _RUN_METHOD.match(name) or _ADAPTING_METHOD.search(name):
             return None  # (run methods are judged by `_runs_through_method`; `fit`/`train_*` adapt the model)
-        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
-        if inst is None or inst.cls is None or not self._computing_module(inst):
-            return None
-        method = self._method_of(inst.facts, inst.cls, name)
-        if method is None or method.loops:
+        inst, method = self._model_method(call)
+        if inst is None or not self._computing_module(inst) or method is None or method.loops:
             return None  # (a method that loops over data of its own is a pass of its own file)
         judge = self.for_file(inst.facts)
         if judge.has_training(method) or not judge.held_model_runs(method):
@@ -935,7 +931,7 @@ class Evaluation:
             held = judge.held_model_runs(method)
             if not held:
                 return None
-            off = off and all(r.grad_off_inside or judge.grad_disabled_at(r.call) for r in held)
+            off = off and judge.all_grad_off(held)
         return ModelRun(call, call.receiver, has_modes=False, grad_off_inside=off)
 
     def _project_module_method(self, call: CallInfo) -> bool | None:
@@ -968,6 +964,10 @@ class Evaluation:
     # methods whose held runs are being worked out, across files: mbrl-lib's ensemble members call each
     # other's methods by name, and the question would otherwise come back to itself without end
     _holding: set[int] = set()
+
+    def all_grad_off(self, runs: list[ModelRun]) -> bool:
+        """Every run (of this file) has gradients off, inside the model or where it is called."""
+        return all(r.grad_off_inside or self.grad_disabled_at(r.call) for r in runs)
 
     def held_model_runs(self, method: FunctionInfo) -> list[ModelRun]:
         """The runs a method of this file makes of networks its object holds (`self.encoder(x)`)."""

@@ -408,8 +408,8 @@ class TrainingFacts:
                 return True
             if _LIBRARY_MODULE_BASE.match(base):
                 return True  # AllenNLP's `Model` and modules, Hugging Face's `PreTrainedModel`: nn.Modules
-            inside_torch = "/torch/" in Path(facts.path).as_posix()  # (torch's own `from .module import Module`)
-            if written.rsplit(".", 1)[-1] == "Module" and not base.startswith("torch.") and not inside_torch:
+            if written.rsplit(".", 1)[-1] == "Module" and not base.startswith("torch.") and "/torch/" not in Path(facts.path).as_posix():
+                # (torch's own files, `from .module import Module`, skip the lookup)
                 own = self.project.find_class(facts, written) if self.project is not None else None
                 if own is not None and own[1] is not cls and not own[1].bases and "/torch/" not in Path(own[0].path).as_posix():
                     # `import mytorch.nn as nn` ... `class Net(nn.Module)`: a teaching autograd engine's own
