@@ -356,6 +356,20 @@ class DataFlow:
             return [None]
         return sub_flow._origins_down_the_chain(chain[:-1], arg, sub_init, handed[0].context.order, depth + 1)
 
+    def param_stored_by_base(self, cls: ClassInfo, attr: str) -> str | None:
+        """The parameter of the class's own `__init__` that it hands to its direct base's constructor,
+        which stores it as `attr` (`super().__init__(model, device)`, the base doing `self.model = model`)."""
+        init = cls.methods.get("__init__")
+        inherited = self._inherited_attribute(cls, attr, [(self, cls)]) if init is not None else None
+        if inherited is None or len(inherited[0]) != 2:
+            return None
+        (_, base), value, method = inherited[0][-1], inherited[1], inherited[2]
+        if method.name != "__init__" or not isinstance(value, cst.Name) or value.value not in method.params:
+            return None
+        handed = [c for c in init.calls if _super_init_of(c, base.name)]
+        arg = self.argument_for(method, value.value, handed[0]) if len(handed) == 1 else None
+        return arg.value if isinstance(arg, cst.Name) and arg.value in init.params else None
+
     def call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
         """Calls in this file that run `fn`; for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.cls is not None:

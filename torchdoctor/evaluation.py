@@ -83,6 +83,9 @@ LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
 }
+# A Lightning Callback's evaluation hooks: the evaluation loop calls them after switching the module to
+# eval mode and inside its no_grad (or inference_mode) context, before switching back.
+_LIGHTNING_CALLBACK_HOOKS = re.compile(r"^on_(validation|test|predict)(_epoch|_batch)?_(start|end)$")
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress", re.I)  # (`pbar`: a progress bar over the batches)
 _ACTING_CLASS = re.compile(r"(Agent|Actor|Policy|Player|Explorer)$")
 _ACTING_METHOD = re.compile(r"^(__call__|act|get_action|select_action|choose_action|sample_action|step)$")
@@ -171,11 +174,14 @@ class Evaluation:
             return True
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
-        if call.dotted.rsplit(".", 1)[-1][:1].isupper() and call.dotted not in self._switched_models:
+        receiver = call.dotted.rsplit(".", 1)[0] if "." in call.dotted else None
+        submodule = receiver is not None and self.is_model_name(receiver) and receiver.split(".", 1)[0] not in self.facts.imports
+        if call.dotted.rsplit(".", 1)[-1][:1].isupper() and call.dotted not in self._switched_models and not submodule:
             # `Model(envs)`: a class handed in as `Model` is being constructed, not run (but SEGAN's
-            # `self.G(noisy)`, switched with `self.G.train()`, is a network)
+            # `self.G(noisy)`, switched with `self.G.train()`, is a network, and so is a seq2seq model's
+            # `model.Encoder_LSTM(src)`, a submodule of a model)
             return False
-        if self._library_inference_wrapper(call):
+        if self._library_inference_wrapper(call) or self._foreign_runtime_model(call):
             return False
         if self._method_of_project_object(call):
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
@@ -234,6 +240,24 @@ class Evaluation:
         q = self.facts.qualify(value.func) or ""
         return (bool(_INFERENCE_MODULE.search(q.rsplit(".", 1)[0])) and not q.startswith("torch.") and q.count(".") >= 2
                 and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None)
+
+    def _foreign_runtime_model(self, call: CallInfo) -> bool:
+        """`self.model = core.compile_model(...)` on `core = openvino.Core()`, an `onnxruntime` session, a
+        TensorRT engine: on every path the called object comes from another framework's runtime, which
+        has no training mode and builds no autograd graph."""
+        origins = self.flow.origins(call.node.func, call.function, call.context.order)
+        return bool(origins) and all(o is not None and self._made_by_foreign_runtime(o) for o in origins)
+
+    def _made_by_foreign_runtime(self, origin, depth: int = 0) -> bool:
+        qualified = origin.qualname()
+        if qualified is not None:
+            return qualified.split(".", 1)[0] in _FOREIGN_RUNTIMES
+        func = origin.call.func  # `core.compile_model(...)`: what made `core`
+        if depth > 2 or not isinstance(func, cst.Attribute):
+            return False
+        flow = self.flow.flow_for(origin.facts)
+        made = flow.origins(func.value, origin.function, origin.order)
+        return bool(made) and all(o is not None and self._made_by_foreign_runtime(o, depth + 1) for o in made)
 
     def _element_of_models(self, call: CallInfo) -> bool:
         """`for g_ema in generators: img, _ = g_ema(latent)`: one of a list of models, whatever it is called."""
@@ -312,7 +336,7 @@ class Evaluation:
     def _find_passes(self) -> list[EvalPass]:
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or (fn.name in LIGHTNING_HOOKS and self._run_by_a_framework(fn)) or _BN_STATISTICS.search(fn.name):
+            if fn.is_module or self._lightning_hook(fn) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             if _returns_first(fn):
                 continue  # `def test(self): return` above the old body: switched off, nothing after it runs
@@ -412,6 +436,15 @@ class Evaluation:
             if loop is not None and isinstance(loop.node, cst.For) and loaders & names_in(unwrap_iter(loop.node.iter)):
                 runs.append(ModelRun(r.call, r.model, has_modes=False, grad_off_inside=r.grad_off_inside))
         return tuple(runs)
+
+    def _lightning_hook(self, fn: FunctionInfo) -> bool:
+        """A LightningModule's evaluation step, or a Callback's evaluation hook in a file built on Lightning,
+        that the framework runs."""
+        if fn.name in LIGHTNING_HOOKS:
+            return self._run_by_a_framework(fn)
+        return bool(_LIGHTNING_CALLBACK_HOOKS.match(fn.name)) and bool(
+            import_heads(self.facts) & {"lightning", "pytorch_lightning"}
+        ) and self._run_by_a_framework(fn)
 
     def _run_by_a_framework(self, hook: FunctionInfo) -> bool:
         """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
@@ -1092,6 +1125,8 @@ class Evaluation:
                 return True
             if node.func.attr.value == "from_pretrained" and _hugging_face_loader(self.facts.qualify(node.func)):
                 return True  # Hugging Face returns pretrained models in eval mode
+            if self.facts.qualify(node.func) == "clip.load":
+                return True  # OpenAI's `clip.load` builds the model with `model.eval()`
             if node.func.attr.value == "train" and not _is_false_arg(node):
                 return False  # `load_model(cfg).train()`: switched back, whatever the loader did
             node = node.func.value
@@ -1798,7 +1833,8 @@ class Evaluation:
         if not isinstance(site.node.func, cst.Attribute):
             return False
         written = dotted_name(site.node.func.value)
-        if written and written[:1].isupper():  # `Toolbox.predict(im, model)`: a static method, called on its class
+        if written and written.rsplit(".", 1)[-1][:1].isupper():
+            # `Toolbox.predict(im, model)`, `utils.ModelTrainer.evaluate(...)`: a static method, called on its class
             found = lookup_class(self.training.project, facts, written)
             if found is not None:  # (the class as that file finds it: parsed again, so compared by name and file)
                 return found[1].name == cls.name and found[0].path == self.facts.path
@@ -1854,6 +1890,8 @@ class Evaluation:
                 return False  # `self.netG_B.eval()` here, and not netG_A: this entry sets the modes, and missed one
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
                 return True  # `__init__` or a loader method leaves `self.model` in eval mode
+            if self._holder_sets_eval(fn, model, call):
+                return True
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
         if not sites and head == "self" and fn.cls is not None:
             # Dassl's `model_inference`, an override run by the generic `test()` of a base class in another file
@@ -1904,6 +1942,19 @@ class Evaluation:
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
                 return False
         return True
+
+    def _holder_sets_eval(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """`self.encoder.model`, where `self.encoder` is an instance of a project class whose own methods
+        leave its `self.model` in eval mode (a CLIP wrapper built by `clip.load`, or that calls
+        `self.model.eval()` in `__init__`)."""
+        parts = model.split(".")
+        if len(parts) < 3:
+            return False
+        holder = ".".join(parts[:2])
+        inst = self.flow.instance_of(cst.parse_expression(holder), fn, call.context.order)
+        if inst is None or inst.cls is None or inst.declared or inst.cls is fn.cls:
+            return False
+        return self._class_sets_eval(inst.facts, inst.cls, "self." + ".".join(parts[2:]), None, 0)
 
     def _trained_later_in_loop(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
         """`for task in tasks: acc.append(eval_tasks(self.model, test)); ...; self.model.train()`: nothing
@@ -2419,7 +2470,7 @@ class Evaluation:
                  for a in c.node.args if a.keyword is not None and a.keyword.value == model[5:]
                  and isinstance(a.value, cst.Name) and a.value.value in init.params),
                 None,
-            )
+            ) or self.flow.param_stored_by_base(cls, model)  # `super().__init__(model, device, ...)`
         if param is None:
             return False
         sites = [(self, site) for site in self.flow.call_sites(init)]
@@ -2998,6 +3049,12 @@ def _is_false_arg(call: cst.Call) -> bool:
 _MODE_API = re.compile(r"(^|_)modes?($|_)")
 _EVAL_MODE_API = re.compile(r"^(set_|to_|enable_|switch_to_)?(eval|evaluation|inference|test)_mode$")
 
+
+# Inference runtimes of other frameworks: what they load has no mode and builds no autograd graph.
+_FOREIGN_RUNTIMES = frozenset({
+    "openvino", "onnxruntime", "tensorrt", "tflite_runtime", "tensorflow", "keras", "cv2", "ncnn", "paddle",
+    "mindspore", "coremltools", "tritonclient", "jax", "flax", "sklearn", "xgboost", "lightgbm",
+})
 
 _DECODER_NAME = re.compile(r"(^|[._])decoders?$")
 

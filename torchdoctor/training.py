@@ -205,8 +205,9 @@ class TrainingFacts:
         scaled = self.scaler_call_steps(call)
         if scaled is not None:
             return "step", scaled
-        if m == "optimizer_step" and call.node.args:  # torch_xla's xm.optimizer_step(opt)
-            target = _optimizer_written(call.node.args[0].value)
+        args = positional_args(call.node) if m == "optimizer_step" else []
+        target = _optimizer_written(args[0]) if args else None
+        if target and self.is_optimizer(target):  # torch_xla's xm.optimizer_step(opt), not a helper's `optimizer_step(step_scheduler=True)`
             return "step", self.canonical(target, fn)
         if m == "zero_grad":
             return "reset", self.canonical(call.receiver, fn) if call.receiver else "<all>"
@@ -239,19 +240,26 @@ class TrainingFacts:
         if not _PERTURBATION.search(name):
             return False
         scopes = [fn] + ([self.facts.module_function] if not fn.is_module else [])
-        for scope in scopes:
-            for a in scope.assigns:
-                if a.targets != (name,) or not isinstance(a.value, cst.Call):
-                    continue
-                value = a.value
-                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not (
-                    self.facts.qualify(value.func) or ""
-                ).startswith("torch."):
-                    value = value.func.value  # `.cuda()`, `.uniform_(-eps, eps)`, `.requires_grad_()`
-                q = (self.facts.qualify(value.func) or "") if isinstance(value, cst.Call) else ""
-                if q.startswith("torch.") and _TENSOR_FACTORY.match(q.rsplit(".", 1)[-1]):
-                    return True
-        return False
+        return any(a.targets == (name,) and self._made_by_tensor_factory(a.value) for scope in scopes for a in scope.assigns)
+
+    def _made_by_tensor_factory(self, value) -> bool:
+        """`torch.zeros(b, 3, 32, 32).cuda()`, `torch.tensor(x, requires_grad=True)`: a new tensor."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not (
+            self.facts.qualify(value.func) or ""
+        ).startswith("torch."):
+            value = value.func.value  # `.cuda()`, `.uniform_(-eps, eps)`, `.requires_grad_()`
+        q = (self.facts.qualify(value.func) or "") if isinstance(value, cst.Call) else ""
+        return q.startswith("torch.") and bool(_TENSOR_FACTORY.match(q.rsplit(".", 1)[-1]))
+
+    def _fresh_leaf_each_iteration(self, update, loop: LoopInfo) -> bool:
+        """`logit_tensor = torch.tensor(logit, requires_grad=True)` earlier in the same iteration as
+        `logit_tensor.data -= lr * logit_tensor.grad`: a new leaf every time, whose gradient starts empty."""
+        name = _base(update.targets[0])
+        return any(
+            a.targets == (name,) and loop in a.context.loops and a.context.order < update.context.order
+            and self._made_by_tensor_factory(a.value)
+            for a in loop.assigns
+        )
 
     def loop_events(self, loop: LoopInfo, depth: int = 3) -> list[Event]:
         """Backward, step and reset events of one iteration of `loop`, following local helpers."""
@@ -267,7 +275,9 @@ class TrainingFacts:
         for a in loop.assigns:
             if _resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
-            elif _manual_update(a) and not self._is_perturbation(_base(a.targets[0]), loop.function):
+            elif _manual_update(a) and not self._is_perturbation(_base(a.targets[0]), loop.function) and (
+                not self._fresh_leaf_each_iteration(a, loop)
+            ):
                 # (`delta.data = delta + eps * delta.grad.sign()` moves an attack's perturbation, not the model)
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
