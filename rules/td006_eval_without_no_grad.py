@@ -72,7 +72,8 @@ class EvalWithoutNoGrad(Rule):
             serving = bool(_SERVING.search(eval_pass.function.name))
             for run in eval_pass.model_calls:
                 helper = ctx.facts.resolve_function(run.call)
-                batches_inside = helper is not None and bool(helper.loops)  # `_feature_extraction(loader)` loops itself
+                # `_feature_extraction(loader)` loops itself; so does a diffusion sampler's forward, step by step
+                batches_inside = helper is not None and bool(helper.loops) or evaluation.iterates_its_model(run.call)
                 # `def test(): model.eval(); pred = model(data.x, data.edge_index)`: a full-graph evaluation
                 switched = evaluation.switched_to_eval_here(run)
                 batched = bool(run.call.context.loops) and not repeats_one_input(run.call) or (

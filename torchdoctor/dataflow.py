@@ -231,7 +231,10 @@ class DataFlow:
         if not real:
             return None
         best = max(real, key=lambda a: a.context.order)
-        if best.context.conditions and len(real) > 1 and not _rebinds(name, best.value):
+        # (the use sits in every branch the latest one is in: a script's `if __name__ == "__main__":`
+        # sections, each `loss_func = ...` then `loss_func(...)`)
+        inside = len(best.targets) == 1 and set(best.context.branches) <= set(use)
+        if best.context.conditions and len(real) > 1 and not _rebinds(name, best.value) and not inside:
             # `if ctc: criterion = CTCLoss() else: criterion = CrossEntropyLoss()`: which one holds
             # depends on a branch; unless every candidate is the same code, nothing is known.
             code = {self.facts.module.code_for_node(a.value) for a in real if a.value is not None}

@@ -540,6 +540,20 @@ class Evaluation:
                     return True
         return False
 
+    def iterates_its_model(self, call: CallInfo) -> bool:
+        """One call of a project module whose `forward` runs a model step by step over a counted loop (a
+        diffusion sampler's `for t in reversed(range(self.T)): eps = self.model(x_t, t)`): with gradients
+        on, the call keeps every step's activations in one graph."""
+        inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        forward = inst.cls.methods.get("forward") if inst is not None and inst.cls is not None else None
+        if forward is None:
+            return False
+        counted = [loop for loop in forward.loops if _counts_steps(loop)]
+        return bool(counted) and any(
+            any(l is loop for l in r.call.context.loops for loop in counted)
+            for r in self.for_file(inst.facts).model_runs(forward)
+        )
+
     def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
         """Model calls in fn, and calls of local helpers that run a model fn passes them (or one
         they share with fn: a closure's variable, `self._model` in a method of the same class)."""
@@ -1145,13 +1159,18 @@ class Evaluation:
     def _wraps_evaluated(self, value: cst.BaseExpression, fn: FunctionInfo, order: int) -> bool:
         """`seg_model = build_seg_inference(model, ...)` right after `model.eval()`: a project wrapper
         built around a model already in eval mode (GroupViT's segmentation head runs `self.model`)."""
+        value = under_moves(value)  # (`GaussianDiffusionSampler(model, ...).to(device)`)
         if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
             return False
         inner = value.args[0].value
         if not isinstance(inner, cst.Name) or dotted_name(value.func) is None:
             return False
         if self._project_function(value.func) is None and self.facts.resolve_callee(value.func, fn) is None:
-            return False
+            # `sampler = GaussianDiffusionSampler(model, ...)`: a project module built around the model,
+            # with no Dropout or BatchNorm of its own
+            inst = self.flow.instance_of(value, fn, order)
+            if inst is None or inst.cls is None or self.modes.own_layers_have_modes(inst.facts, inst.cls):
+                return False
         return self._last_mode(fn, inner.value, order) == "eval"
 
     def _project_function(self, func: cst.BaseExpression) -> tuple | None:
@@ -1380,6 +1399,8 @@ class Evaluation:
         `def test(): net = Net(); print(net(torch.randn(1, 3, 32, 32)).shape)` is a shape
         check, not an evaluation pass.
         """
+        if self.iterates_its_model(call):
+            return True  # `sampler(torch.randn(b, 3, 32, 32))`: a diffusion sampler denoising noise step by step
         args = [a.value for a in call.node.args if a.keyword is None]
         if args and all(self.dummy_input(a, call.function) for a in args):
             return False  # `net(torch.zeros((1,) + shape))`: a probe of the output shape, not data
@@ -2818,6 +2839,14 @@ def walks_data(loop) -> bool:
     sized = [c for a in it.args for c in calls_within(a.value) if dotted_name(c.func) == "len"]
     shaped = [n for a in it.args for n in names_in(a.value) if n.endswith((".shape", ".size"))]
     return bool(sized or shaped)
+
+
+def _counts_steps(loop) -> bool:
+    """`for t in range(self.T)`, `for step in reversed(range(steps))`: a loop over step numbers."""
+    it = loop.node.iter if isinstance(loop.node, cst.For) else None
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "reversed" and it.args:
+        it = it.args[0].value
+    return isinstance(it, cst.Call) and dotted_name(it.func) == "range"
 
 
 def repeats_one_input(call: CallInfo) -> bool:

@@ -62,7 +62,12 @@ class ModeLayers:
         self._cache[key] = answer
         return answer
 
-    def _compute(self, facts, cls, depth) -> bool:
+    def own_layers_have_modes(self, facts, cls) -> bool:
+        """Whether the class's own layers (not a module handed to its constructor) act on the mode: a
+        diffusion sampler built around a UNet it is given has none of its own."""
+        return self._compute(facts, cls, 0, handed_in=False)
+
+    def _compute(self, facts, cls, depth, handed_in: bool = True) -> bool:
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                 continue
@@ -73,7 +78,7 @@ class ModeLayers:
                     return True
                 continue
             return True  # an unknown base class may hold anything
-        if self._wraps_unknown_module(facts, cls, depth):
+        if handed_in and self._wraps_unknown_module(facts, cls, depth):
             return True
         for method in cls.methods.values():
             if any(self._call_has(facts, call.node, method, depth) for call in _layer_calls(facts, method)):
