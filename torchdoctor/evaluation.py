@@ -548,9 +548,18 @@ class Evaluation:
         forward = inst.cls.methods.get("forward") if inst is not None and inst.cls is not None else None
         if forward is None:
             return False
+        # (the model it steps is one handed to its constructor, not its own layers: an LSTM's
+        # `for t in range(T)` over its gates is one network's forward)
+        init = inst.cls.methods.get("__init__")
+        handed = {
+            a.targets[0] for a in (init.assigns if init is not None else [])
+            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
+            and a.value.value in init.params
+        }
         counted = [loop for loop in forward.loops if _counts_steps(loop)]
-        return bool(counted) and any(
+        return bool(counted and handed) and any(
             any(l is loop for l in r.call.context.loops for loop in counted)
+            and r.model is not None and any(r.model == h or within(r.model, h) for h in handed)
             for r in self.for_file(inst.facts).model_runs(forward)
         )
 
@@ -560,6 +569,10 @@ class Evaluation:
         runs = []
         for c in fn.calls:
             if c.context.in_lambda:
+                continue
+            handed = self._plain_objects_handed_in(c)
+            if handed is not None:
+                runs.append(handed)
                 continue
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted))
@@ -980,6 +993,42 @@ class Evaluation:
                 return None
             off = off and judge.all_grad_off(held)
         return ModelRun(call, call.receiver, has_modes=False, grad_off_inside=off)
+
+    def _plain_objects_handed_in(self, call: CallInfo) -> ModelRun | None:
+        """`model(image)` on a parameter that every caller fills with plain project objects (a benchmark's
+        `{"torch": torch_model, "onnx": onnx_model}` of back-end wrappers, each with a `__call__`): the
+        wrappers run whatever networks they hold, in the modes they set. Judged for gradients only: off
+        when every wrapper's `__call__` turns them off or runs no torch network."""
+        fn, func = call.function, call.node.func
+        if not isinstance(func, cst.Name) or func.value not in fn.params or fn.cls is not None:
+            return None
+        sites = self.flow.call_sites(fn)
+        if not sites:
+            return None
+        off = True
+        for site in sites:
+            arg = self.flow.argument_for(fn, func.value, site)
+            name = dotted_name(arg) if arg is not None else None
+            if name is None or "." in name:
+                return None
+            walked = self._walked_by(site.function, name)
+            names = [name]
+            if walked is not None:  # `for model_name, model in models.items(): test_model(..., model, ...)`
+                lists = self._lists_walked(site.function, walked, site)
+                if len(lists) != 1 or lists[0][1] is None:
+                    return None
+                names = lists[0][1]
+            for held_name in names:
+                inst = self.flow.instance_of(cst.parse_expression(held_name), site.function, site.context.order)
+                if inst is None or inst.cls is None or inst.declared or self.training.is_module_class(inst.facts, inst.cls):
+                    return None
+                method = self._method_of(inst.facts, inst.cls, "__call__")
+                if method is None:
+                    return None
+                judge = self.for_file(inst.facts)
+                held = judge.held_model_runs(method)
+                off = off and (not held or judge.all_grad_off(held))
+        return ModelRun(call, func.value, has_modes=False, grad_off_inside=off)
 
     def _project_module_method(self, call: CallInfo) -> bool | None:
         """`model.gen_feat(inp)` on a model whose class cannot be followed (LIIF builds it from a

@@ -152,9 +152,11 @@ class ModeLayers:
                 a.value for m in site.function.cls.methods.values() for a in m.assigns
                 if a.targets == (name,) and a.value is not None
             ]
-            return values[0] if len(values) == 1 and isinstance(values[0], cst.Call) else None
+            value = under_moves(values[0]) if len(values) == 1 else None
+            return value if isinstance(value, cst.Call) else None
         held = flow.value_of(name, site.function, site.context.order)
-        return held[0] if held is not None and isinstance(held[0], cst.Call) else None
+        value = under_moves(held[0]) if held is not None else None  # (`model = UNet(...).to(device)`)
+        return value if isinstance(value, cst.Call) else None
 
     def _call_has(self, facts, node, fn, depth) -> bool:
         found = lookup_class(self.training.project, facts, dotted_name(node.func))
