@@ -91,7 +91,7 @@ class ModuleInPlainContainer(Rule):
                 if (last in _REGISTERING or handed_whole) and "property" not in call.function.decorators:
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
-                    names = {n for arg in call.node.args for n in names_in(arg.value)} if last in _REGISTERING else {
+                    names = {n for arg in call.node.args for n in names_in(arg.value) - _only_read_through(arg.value)} if last in _REGISTERING else {
                         dotted_name(arg.value) for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute))
                     }  # (a module handed whole; not `Wrapper(rnn, input_size=first_rnn.re_module.output_size)`)
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
@@ -124,9 +124,13 @@ class ModuleInPlainContainer(Rule):
             for call in calls:
                 if call.method in ("append", "extend", "insert") and call.receiver:
                     filled_values.setdefault(call.receiver, []).extend((call, a.value) for a in call.node.args)
+                    # (a local name is registered only by its own function: `layer` of `build_blocks` is not
+                    # the `layer` that `build_neck` appends)
+                    here = {n for n, where in registering.items() if "." in n or any(c.function is call.function for c in where)}
                     if any(
                         _holds_module(training, a.value)
-                        or (_names_a_module(training, call, a.value) and not _registered_elsewhere(a.value, registered, assigns, call.function.calls))
+                        or (_names_a_module(training, call, a.value)
+                            and not _registered_elsewhere(a.value, here, call.function.assigns, call.function.calls))
                         for a in call.node.args
                     ):
                         filled_with_modules.setdefault(call.receiver, []).append(call.context)
@@ -167,8 +171,10 @@ class ModuleInPlainContainer(Rule):
                                and not _rebound_between(name, c, a) for c in where)
                     }
                     holds = _lists_unregistered_modules(training, a, attr, assigns, reachable)
-                if not holds or _only_stateless(ctx, value) or _only_losses(value):
+                if not holds or _only_losses(value):
                     continue
+                if _only_stateless(ctx, value) and not _filled_with_stateful(ctx, a, filled_values.get(attr)):
+                    continue  # (but `self.layers = [nn.ReLU()]`, then a Conv2d block appended per pooling step, is not)
                 if _is_empty(value) and _fills_only_losses(filled_values.get(attr)):
                     continue  # mmf's MultiLoss: `loss_fn = MMFLoss(params)`, `self.losses.append(loss_fn)`
                 yield ctx.report(
@@ -283,14 +289,11 @@ def _assigned_before(where, name: str) -> list[cst.BaseExpression]:
 
 
 def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, registered: set) -> bool:
-    """`self.concurent = [b0, b1, b2]` after `b0 = nn.Sequential(...)` in the same method, kept nowhere
-    else; or `self.class_embed = [self.class_embed for _ in range(n)]`, which replaces the registered
+    """`self.concurent = [b0, b1, b2]` (or `{"embed": embed, "conv": conv}`) after `b0 = nn.Sequential(...)`
+    in the same method, kept nowhere else; or `self.class_embed = [self.class_embed for _ in range(n)]`, which replaces the registered
     module by a list of it."""
     value = a.value
-    elements = [value.elt] if isinstance(value, cst.ListComp) else [
-        e.value for e in getattr(value, "elements", ()) if isinstance(e, cst.Element)
-    ]
-    for element in elements:
+    for element in _elements(value):  # (a dict's values too: `self.foot = {"embed": embed, "conv": conv}`)
         if dotted_name(element) == attr and any(
             b.targets == (attr,) and b.context.order < a.context.order and training.constructs_module(b.value)
             for b in a.function.assigns
@@ -304,6 +307,31 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
                 and not _registered_elsewhere(element, registered, assigns, a.function.calls):
             return True
     return False
+
+
+def _only_read_through(node: cst.CSTNode) -> set[str]:
+    """Names a container's argument only reads an attribute of (`self.foot["backbone"].feature_dims` in
+    `nn.ModuleList(nn.Conv2d(d, 256, 1) for d in self.foot["backbone"].feature_dims)`): the container
+    registers what the expression builds, not what those names hold."""
+    whole: set[str] = set()
+    through: set[str] = set()
+
+    def visit(n: cst.CSTNode, read_through: bool) -> None:
+        name = dotted_name(n) if isinstance(n, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            (through if read_through else whole).add(name)
+        elif isinstance(n, cst.Attribute):  # `x[0].feature_dims`, `f().attr`: only an attribute of x is read
+            visit(n.value, True)
+        elif isinstance(n, cst.Subscript):  # `x[0]` is an element of x, read through when the subscript is
+            visit(n.value, read_through)
+            for element in n.slice:
+                visit(element, False)
+        else:
+            for child in n.children:
+                visit(child, False)
+
+    visit(node, False)
+    return through - whole
 
 
 def _rebound_between(name: str, call, a: AssignInfo) -> bool:
@@ -340,6 +368,16 @@ def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
     for k in kernels]`, a moving average; `[nn.Identity() for _ in kernels]`): nothing is lost in a plain list."""
     elements = _elements(value)
     return bool(elements) and all(ctx.training.constructs_stateless(ctx.facts, e) for e in elements)
+
+
+def _filled_with_stateful(ctx, a: AssignInfo, fills: list | None) -> bool:
+    """Something appended to the container after this assignment, outside a branch that excludes it,
+    is a module built in the call with parameters or a mode of its own."""
+    return any(
+        not exclusive_branches(call.context.branches, a.context.branches) and isinstance(value, cst.Call)
+        and ctx.training.constructs_module(value) and not ctx.training.constructs_stateless(ctx.facts, value)
+        for call, value in fills or ()
+    )
 
 
 def _only_losses(value: cst.BaseExpression) -> bool:

@@ -915,12 +915,28 @@ def _tests_device(test: cst.BaseExpression) -> bool:
         # `"cuda" in str(self.conv1.weight.device)` (SwAV's ResNet) asks where the weights are
         return isinstance(test.left, cst.SimpleString) and str(test.left.evaluated_value).lower() in ("cuda", "cpu", "gpu")
     text = " ".join(names_in(test)).lower()
+    # (`if self.config['use_cuda']:`, a device flag read from a config mapping)
+    text += " " + " ".join(
+        str(key.evaluated_value).lower() for key in _subscript_keys(test) if isinstance(key, cst.SimpleString)
+    )
     if isinstance(test, cst.Comparison):  # YOLOX's `if mode == "cpu":` (assignment falls back to the host on OOM)
         text += " " + " ".join(
             str(side.evaluated_value).lower() for side in (test.left, *(c.comparator for c in test.comparisons))
             if isinstance(side, cst.SimpleString)
         )
     return any(word in text for word in (*_DEVICE_WORDS, "cpu"))
+
+
+def _subscript_keys(test: cst.BaseExpression) -> list:
+    """The keys a test reads from mappings: `'use_cuda'` in `self.config['use_cuda']`."""
+    node, keys = test, []
+    while isinstance(node, (cst.Subscript, cst.UnaryOperation)):
+        if isinstance(node, cst.UnaryOperation):
+            node = node.expression
+            continue
+        keys += [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        node = node.value
+    return keys
 
 
 def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:

@@ -1710,6 +1710,9 @@ class Evaluation:
         if choices is None:
             if self._known_by_its_methods(model) is False:
                 return False
+            named = self._classes_named_like(made)
+            if named:  # `from model import Net` that no file of the project answers: every `class Net` it has
+                return any(self.modes.class_has_mode_layers(f, c) for f, c in named)
             # An actor network of unknown class, rolled out in an environment (ElegantRL's
             # `get_rewards_and_steps(env, actor)`): policy MLPs rarely hold Dropout or BatchNorm, and
             # without its class there is no sign this one does (a decision transformer called `model`
@@ -1721,6 +1724,19 @@ class Evaluation:
             said if (said := self._called_method_has_modes(i, call, model)) is not None else self.modes.instance_has_mode_layers(i)
             for i in choices
         )
+
+    def _classes_named_like(self, made) -> list:
+        """The project's module classes named as an imported class whose import cannot be followed
+        (`import model; from model import Net` run with a `PYTHONPATH` we cannot see): [] unless every
+        class of that name in the project is an nn.Module."""
+        project = self.training.project
+        func = made.call.func if made is not None else None
+        if project is None or not isinstance(func, cst.Name) or func.value not in made.facts.imported:
+            return []
+        if lookup_class(project, made.facts, func.value) is not None:
+            return []
+        named = project.classes_named(made.facts, func.value)
+        return named if named and all(self.training.is_module_class(f, c) for f, c in named) else []
 
     def _called_method_has_modes(self, inst, call: CallInfo, model: str) -> bool | None:
         """`model.inference(x, loader)` on an instance of a known class: whether that method runs layers that
@@ -2165,6 +2181,11 @@ class Evaluation:
         callee = self.facts.resolve_function(switch)
         if callee is not None and self.has_training(callee, depth=1):
             return False  # VIBE's `self.train()`: the trainer's own epoch of training, not a mode chosen for the pass
+        entered = self.facts.resolve_function(call)
+        if entered is not None and self.has_training(entered, depth=1):
+            # `self.model.train()` then `self._run_epoch()`, which trains and then evaluates: the mode is
+            # chosen for the training, and the pass inside meets it
+            return False
         # (a pass inside a loop that the switch is outside of runs after that loop's later training too:
         # pytorch-fcn's `train_epoch`: `self.model.train()`, then per batch `self.validate()` and a step)
         looped = [loop for loop in call.context.loops if loop not in switch.context.loops]

@@ -385,6 +385,25 @@ class ProjectIndex:
 
         return self._remembered((root, "def " + method_name), find)
 
+    def classes_named(self, facts: FileFacts, class_name: str) -> list[tuple[FileFacts, ClassInfo]]:
+        """Every class `class <class_name>` of the project, this file included."""
+        def defined_in(other: FileFacts) -> list:
+            return [(other, cls) for cls in other.all_classes if cls.name == class_name]
+
+        if facts.path == "<string>":
+            return defined_in(facts)
+        root = self.root_for(Path(facts.path).resolve())
+
+        def find():
+            found = []
+            for path, text in self._project_texts(root):
+                other = self.facts_for_path(path) if f"class {class_name}" in text else None
+                if other is not None:
+                    found.extend(defined_in(other))
+            return found
+
+        return self._remembered((root, "class " + class_name), find)
+
     def _calls_elsewhere(self, here: Path, needle: str, keep) -> list[tuple[FileFacts, "CallInfo"]]:
         """The calls `keep` accepts in the project's other files whose text holds `needle`."""
         found = []
