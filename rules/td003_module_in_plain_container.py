@@ -126,7 +126,8 @@ class ModuleInPlainContainer(Rule):
                     filled_values.setdefault(call.receiver, []).extend((call, a.value) for a in call.node.args)
                     # (a local name is registered only by its own function: `layer` of `build_blocks` is not
                     # the `layer` that `build_neck` appends)
-                    here = {n for n, where in registering.items() if "." in n or any(c.function is call.function for c in where)}
+                    here = {n for n, where in registering.items()
+                            if n is not None and ("." in n or any(c.function is call.function for c in where))}
                     if any(
                         _holds_module(training, a.value)
                         or (_names_a_module(training, call, a.value)

@@ -447,8 +447,8 @@ class TrainingFacts:
                 return True  # Hugging Face models are nn.Modules (`BertForTokenClassification` too)
             if _LIBRARY_MODULE.match(base) and not base.endswith(("Weights", "Enum")):
                 return True  # `vision_transformer.Encoder` (torchvision), mmseg's `BaseSegmentor`: library modules
-            if base.rsplit(".", 1)[-1].endswith("Module"):
-                return True
+            if base.rsplit(".", 1)[-1].endswith("Module") and not base.endswith("DataModule"):
+                return True  # (Lightning's `LightningDataModule` holds loaders, not layers)
         return False
 
     def is_stateless_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
