@@ -23,7 +23,19 @@ from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
-_EVAL_NAME = re.compile(
+class _SnakeCased:
+    """A name pattern written for snake_case, also applied to camelCase names (`batchPrediction` is
+    read as `batch_prediction`, `testModel` as `test_model`)."""
+
+    def __init__(self, pattern: re.Pattern) -> None:
+        self.pattern = pattern
+
+    def search(self, name: str):
+        return self.pattern.search(_CAMEL_HUMP.sub(r"\1_\2", name))
+
+
+_CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
+_EVAL_NAME = _SnakeCased(re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader|episode|policy)s?)?$"
     r"|_(eval|evaluate|validate|validation|predict|predictions?|inference|infer|scores?|test|accuracy)$"
@@ -31,7 +43,7 @@ _EVAL_NAME = re.compile(
     r"|eval|valid|^estimate_loss$"
     r"|^_*(calc|calculate|compute|get|measure)_(accuracy|acc|metrics?)(_[a-z0-9]+)?$",  # over a loader: `calculate_accuracy(model, loader)`
     re.I,
-)
+))
 # `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not
 # `model_transform`, `model_registry`, pydantic's `model_dump`)
 # (`net_G`, `net_D`: imaginaire's generator and discriminator, `netG`'s spelling with an underscore)

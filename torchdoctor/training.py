@@ -764,7 +764,7 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 # Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
-OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet"}
+OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet", "tinygrad", "keras", "chainer", "theano"}
 
 def unwrapped_either_way(value) -> str | None:
     """`self.encoder.module if params.multi_gpu else self.encoder`: the same model, wrapped or not."""
