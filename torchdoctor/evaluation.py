@@ -23,6 +23,9 @@ from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
+_CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
+
+
 class _SnakeCased:
     """A name pattern written for snake_case, also applied to camelCase names (`batchPrediction` is
     read as `batch_prediction`, `testModel` as `test_model`)."""
@@ -34,7 +37,6 @@ class _SnakeCased:
         return self.pattern.search(_CAMEL_HUMP.sub(r"\1_\2", name))
 
 
-_CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
 _EVAL_NAME = _SnakeCased(re.compile(
     r"^_*(val|vali|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|inference|infer|score)"
     r"(_(epoch|model|loop|one_epoch|step|net|accuracy|acc|loss|batch|fn|all|dataset|data|set|split|loader|episode|policy)s?)?$"
@@ -187,7 +189,8 @@ class Evaluation:
         if inst is not None and (inst.qualname or "").startswith("torch.nn."):
             return not _PARAMETER_FREE.search(inst.qualname)  # a padding or activation layer builds no graph
         receiver = call.dotted.rsplit(".", 1)[0] if "." in call.dotted else None
-        submodule = receiver is not None and self.is_model_name(receiver) and receiver.split(".", 1)[0] not in self.facts.imports
+        submodule = (receiver is not None and self.is_model_name(receiver)
+                     and receiver.split(".", 1)[0] not in self.facts.imports)
         if call.dotted.rsplit(".", 1)[-1][:1].isupper() and call.dotted not in self._switched_models and not submodule:
             # `Model(envs)`: a class handed in as `Model` is being constructed, not run (but SEGAN's
             # `self.G(noisy)`, switched with `self.G.train()`, is a network, and so is a seq2seq model's
@@ -3162,10 +3165,10 @@ _EVAL_MODE_API = re.compile(r"^(set_|to_|enable_|switch_to_)?(eval|evaluation|in
 
 
 # Inference runtimes of other frameworks: what they load has no mode and builds no autograd graph.
-_FOREIGN_RUNTIMES = frozenset({
-    "openvino", "onnxruntime", "tensorrt", "tflite_runtime", "tensorflow", "keras", "cv2", "ncnn", "paddle",
-    "mindspore", "coremltools", "tritonclient", "jax", "flax", "sklearn", "xgboost", "lightgbm",
-})
+_FOREIGN_RUNTIMES = OTHER_FRAMEWORKS | {
+    "openvino", "onnxruntime", "tensorrt", "tflite_runtime", "cv2", "ncnn", "coremltools", "tritonclient",
+    "sklearn", "xgboost", "lightgbm",
+}
 
 _DECODER_NAME = re.compile(r"(^|[._])decoders?$")
 

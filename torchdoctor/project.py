@@ -368,28 +368,18 @@ class ProjectIndex:
 
     def methods_named(self, facts: FileFacts, method_name: str) -> list[tuple[FileFacts, "FunctionInfo"]]:
         """Every method `def <method_name>(self, ...)` of a class in the project, this file included."""
-        def defined_in(other: FileFacts) -> list:
-            return [(other, m) for cls in other.all_classes for m in cls.methods.values() if m.name == method_name]
-
-        if facts.path == "<string>":
-            return defined_in(facts)
-        root = self.root_for(Path(facts.path).resolve())
-
-        def find():
-            found = []
-            for path, text in self._project_texts(root):
-                other = self.facts_for_path(path) if f"def {method_name}(" in text else None
-                if other is not None:
-                    found.extend(defined_in(other))
-            return found
-
-        return self._remembered((root, "def " + method_name), find)
+        return self._definitions(facts, f"def {method_name}(", lambda other: [
+            (other, m) for cls in other.all_classes for m in cls.methods.values() if m.name == method_name
+        ])
 
     def classes_named(self, facts: FileFacts, class_name: str) -> list[tuple[FileFacts, ClassInfo]]:
         """Every class `class <class_name>` of the project, this file included."""
-        def defined_in(other: FileFacts) -> list:
-            return [(other, cls) for cls in other.all_classes if cls.name == class_name]
+        return self._definitions(facts, f"class {class_name}", lambda other: [
+            (other, cls) for cls in other.all_classes if cls.name == class_name
+        ])
 
+    def _definitions(self, facts: FileFacts, needle: str, defined_in) -> list:
+        """What `defined_in` finds in each file of the project whose text holds `needle`, searched once."""
         if facts.path == "<string>":
             return defined_in(facts)
         root = self.root_for(Path(facts.path).resolve())
@@ -397,12 +387,12 @@ class ProjectIndex:
         def find():
             found = []
             for path, text in self._project_texts(root):
-                other = self.facts_for_path(path) if f"class {class_name}" in text else None
+                other = self.facts_for_path(path) if needle in text else None
                 if other is not None:
                     found.extend(defined_in(other))
             return found
 
-        return self._remembered((root, "class " + class_name), find)
+        return self._remembered((root, needle), find)
 
     def _calls_elsewhere(self, here: Path, needle: str, keep) -> list[tuple[FileFacts, "CallInfo"]]:
         """The calls `keep` accepts in the project's other files whose text holds `needle`."""

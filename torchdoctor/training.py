@@ -205,9 +205,10 @@ class TrainingFacts:
         scaled = self.scaler_call_steps(call)
         if scaled is not None:
             return "step", scaled
+        # torch_xla's `xm.optimizer_step(opt)`; not a trainer's own `optimizer_step(step_scheduler=True)`
         args = positional_args(call.node) if m == "optimizer_step" else []
         target = _optimizer_written(args[0]) if args else None
-        if target and self.is_optimizer(target):  # torch_xla's xm.optimizer_step(opt), not a helper's `optimizer_step(step_scheduler=True)`
+        if target and self.is_optimizer(target):
             return "step", self.canonical(target, fn)
         if m == "zero_grad":
             return "reset", self.canonical(call.receiver, fn) if call.receiver else "<all>"
