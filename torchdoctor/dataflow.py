@@ -351,13 +351,19 @@ class DataFlow:
                 arg = site_flow.argument_for(method, param, site)
                 found.extend(site_flow.origins(arg, site.function, site.context.order, depth + 1) if arg is not None else [None])
             return found or [None]
-        handed = [c for c in sub_init.calls if _super_init_of(c, base.name)]
-        if len(handed) != 1:
+        handed = sub_flow._handed_to_base(sub_init, base, method, param)
+        if handed is None:
             return [None]
-        arg = sub_flow.argument_for(method, param, handed[0])
-        if arg is None:
-            return [None]
-        return sub_flow._origins_down_the_chain(chain[:-1], arg, sub_init, handed[0].context.order, depth + 1)
+        arg, site = handed
+        return sub_flow._origins_down_the_chain(chain[:-1], arg, sub_init, site.context.order, depth + 1)
+
+    def _handed_to_base(self, sub_init: FunctionInfo, base: ClassInfo, base_init: FunctionInfo, param: str):
+        """(argument, call) for what a subclass's `__init__` passes as `param` of its direct base's
+        constructor, through its one `super().__init__(...)`; None without exactly one such call, or when
+        the call passes nothing for `param`."""
+        calls = [c for c in sub_init.calls if _super_init_of(c, base.name)]
+        arg = self.argument_for(base_init, param, calls[0]) if len(calls) == 1 else None
+        return (arg, calls[0]) if arg is not None else None
 
     def param_stored_by_base(self, cls: ClassInfo, attr: str) -> str | None:
         """The parameter of the class's own `__init__` that it hands to its direct base's constructor,
@@ -369,8 +375,8 @@ class DataFlow:
         (_, base), value, method = inherited[0][-1], inherited[1], inherited[2]
         if method.name != "__init__" or not isinstance(value, cst.Name) or value.value not in method.params:
             return None
-        handed = [c for c in init.calls if _super_init_of(c, base.name)]
-        arg = self.argument_for(method, value.value, handed[0]) if len(handed) == 1 else None
+        handed = self._handed_to_base(init, base, method, value.value)
+        arg = handed[0] if handed is not None else None
         return arg.value if isinstance(arg, cst.Name) and arg.value in init.params else None
 
     def call_sites(self, fn: FunctionInfo) -> list[CallInfo]:
