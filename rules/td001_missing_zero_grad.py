@@ -179,7 +179,8 @@ def _counted_resets(facts, loop, events, step) -> tuple:
     that serves a step of its own, and the test of a reset that runs on some iterations only."""
     where = _branches(facts, loop, step.site)
     resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
-    resets = [(e, b) for e, b in resets if not exclusive_branches(b, where) and not _opposite_sides_of_one_test(facts, loop, b, where)]
+    resets = [(e, b) for e, b in resets
+              if not exclusive_branches(b, where) and not _opposite_sides_of_one_test(facts, loop, b, where)]
     everywhere = [b for _, b in resets]
     backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
     guard = served = sometimes = None

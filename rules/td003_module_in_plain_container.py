@@ -91,7 +91,9 @@ class ModuleInPlainContainer(Rule):
                 if (last in _REGISTERING or handed_whole) and "property" not in call.function.decorators:
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
-                    names = {n for arg in call.node.args for n in names_in(arg.value) - _only_read_through(arg.value)} if last in _REGISTERING else {
+                    names = {
+                        n for arg in call.node.args for n in names_in(arg.value) - _only_read_through(arg.value)
+                    } if last in _REGISTERING else {
                         dotted_name(arg.value) for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute))
                     }  # (a module handed whole; not `Wrapper(rnn, input_size=first_rnn.re_module.output_size)`)
                     # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
@@ -291,8 +293,8 @@ def _assigned_before(where, name: str) -> list[cst.BaseExpression]:
 
 def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, registered: set) -> bool:
     """`self.concurent = [b0, b1, b2]` (or `{"embed": embed, "conv": conv}`) after `b0 = nn.Sequential(...)`
-    in the same method, kept nowhere else; or `self.class_embed = [self.class_embed for _ in range(n)]`, which replaces the registered
-    module by a list of it."""
+    in the same method, kept nowhere else; or `self.class_embed = [self.class_embed for _ in range(n)]`,
+    which replaces the registered module by a list of it."""
     value = a.value
     for element in _elements(value):  # (a dict's values too: `self.foot = {"embed": embed, "conv": conv}`)
         if dotted_name(element) == attr and any(

@@ -361,7 +361,8 @@ class TrainingFacts:
             # `logger.consume(loss=loss, optimizer=optimizer)`: a logger reads the learning rate)
             owner = call.receiver.rsplit(".", 1)[-1] if call.receiver else ""
             reader = bool(owner) and bool(_LR_HELPER.search(owner) or _LOGGING_OBJECT.search(owner))
-            if call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or reader or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call):
+            if (call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or reader
+                    or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call)):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -765,7 +766,10 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 # Frameworks that borrow PyTorch's idioms (Module, eval(), no_grad) but are not PyTorch.
-OTHER_FRAMEWORKS = {"megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet", "tinygrad", "keras", "chainer", "theano"}
+OTHER_FRAMEWORKS = {
+    "megengine", "paddle", "mindspore", "jittor", "oneflow", "tensorflow", "jax", "flax", "mxnet", "tinygrad", "keras",
+    "chainer", "theano",
+}
 
 def unwrapped_either_way(value) -> str | None:
     """`self.encoder.module if params.multi_gpu else self.encoder`: the same model, wrapped or not."""
