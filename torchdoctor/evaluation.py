@@ -565,12 +565,7 @@ class Evaluation:
             return False
         # (the model it steps is one handed to its constructor, not its own layers: an LSTM's
         # `for t in range(T)` over its gates is one network's forward)
-        init = inst.cls.methods.get("__init__")
-        handed = {
-            a.targets[0] for a in (init.assigns if init is not None else [])
-            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
-            and a.value.value in init.params
-        }
+        handed = set(inst.cls.stored_params())
         counted = [loop for loop in forward.loops if _counts_steps(loop)]
         return bool(counted and handed) and any(
             any(l is loop for l in r.call.context.loops for loop in counted)
@@ -2564,11 +2559,7 @@ class Evaluation:
         init = cls.methods.get("__init__")
         if init is None or depth > 3:
             return False
-        param = next(
-            (a.value.value for a in init.assigns
-             if a.targets == (model,) and isinstance(a.value, cst.Name) and a.value.value in init.params),
-            None,
-        )
+        param = cls.stored_params().get(model)  # (`model` is always a `self.` attribute here)
         if param is None and model.startswith("self.") and model.count(".") == 1:
             # `super().__init__(model=model)`: the base class stores it (pytorch-ood's `RMD(Mahalanobis)`)
             param = next(

@@ -252,6 +252,17 @@ class ClassInfo:
     written_bases: tuple[str, ...] = ()  # as written in the source: "BaseBlock", "nn.Module"
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
 
+    def stored_params(self) -> dict[str, str]:
+        """`self.<attr> = <param>` in `__init__`: attribute -> the constructor parameter it keeps (the
+        first such assignment of each attribute)."""
+        init = self.methods.get("__init__")
+        stored: dict[str, str] = {}
+        for a in init.assigns if init is not None else ():
+            if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name) \
+                    and a.value.value in init.params:
+                stored.setdefault(a.targets[0], a.value.value)
+        return stored
+
 
 @dataclass(frozen=True)
 class ImportedName:

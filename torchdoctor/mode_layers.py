@@ -244,15 +244,8 @@ class ModeLayers:
 def _modules_passed_in(cls) -> list[str]:
     """The `__init__` parameters stored on self and then called as modules (`self.embedding = embedding`
     ... `self.embedding(tokens)`; not `self.vocab = vocab`)."""
-    init = cls.methods.get("__init__")
-    if init is None:
-        return []
     called = {c.dotted for m in cls.methods.values() for c in m.calls}
-    return [
-        a.value.value for a in init.assigns
-        if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Name)
-        and a.value.value in init.params and a.targets[0] in called
-    ]
+    return [param for attr, param in cls.stored_params().items() if attr in called]
 
 
 def _layer_calls(facts, method: FunctionInfo):
