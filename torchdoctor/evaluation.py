@@ -2547,7 +2547,10 @@ class Evaluation:
                 continue  # nn.Module switches nothing by itself in a module that trains itself (ECAPA-TDNN)
             found = lookup_class(project, facts, written)
             if found is None:
-                return True  # a base class from a library (a serving handler's base sets eval itself)
+                # a base class from a library (a serving handler's base sets eval itself); not when this class
+                # trains the model itself (pytvision's `NeuralNetAbstract` subclass: `training()` switches
+                # `self.net.train()` and steps, and `evaluate()` runs after it)
+                return not _trains_model(cls, holders - {"self"})
             if self._class_sets_eval(found[0], found[1], model, skip, depth + 1, by_name_only):
                 return True
         return False
@@ -3259,6 +3262,15 @@ def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> boo
     if isinstance(only, cst.Raise):
         return "NotImplementedError" in facts.module.code_for_node(body[0])
     return bare_body and (isinstance(only, cst.Pass) or isinstance(only, cst.Expr) and isinstance(only.value, cst.Ellipsis))
+
+
+def _trains_model(cls, holders: set[str]) -> bool:
+    """Some method of the class switches one of `holders` to training mode and backpropagates or steps."""
+    return any(
+        any(c.receiver in holders and c.method == "train" and not c.node.args for c in m.calls)
+        and any(c.method in ("backward", "step") for c in m.calls)
+        for m in cls.methods.values()
+    )
 
 
 def _switches_itself(cls) -> bool:

@@ -362,7 +362,9 @@ class TrainingFacts:
             owner = call.receiver.rsplit(".", 1)[-1] if call.receiver else ""
             reader = bool(owner) and bool(_LR_HELPER.search(owner) or _LOGGING_OBJECT.search(owner))
             if (call.method in _HARMLESS_CALLS or _LR_HELPER.search(call.method or "") or reader
-                    or _CHECKPOINTING.match(callee) or self._project_helper_without_reset(call)):
+                    or _CHECKPOINTING.match(callee) or (call.qualname or "").startswith(_STATE_ONLY_API)
+                    or call.dotted in _CONTAINER_BUILTINS
+                    or self._project_helper_without_reset(call)):
                 continue
             for arg in call.node.args:
                 arg_name = self.canonical(dotted_name(arg.value), call.function)
@@ -787,6 +789,10 @@ _LOGGING_OBJECT = re.compile(r"(^|_)(logger|writer|tracker|recorder|monitor|wand
 # reads the optimizer's state (or loads it); it does not touch the parameters' gradients.
 # (`saver.save_recovery(model, optimizer, args, epoch)`: timm's CheckpointSaver)
 _CHECKPOINTING = re.compile(r"^(save|checkpoint|save_checkpoint|save_model|save_state|save_recovery|save_\w*checkpoint|load|load_checkpoint|load_model|restore)$", re.I)
+# `get_state_dict(model, optimizer)` of torch.distributed.checkpoint (FSDP's sharded checkpoints) reads state
+_STATE_ONLY_API = ("torch.distributed.checkpoint.",)
+# `DCP.save(dict(model=model, optimizer=optimizer), ...)`: packing the optimizer into a container resets nothing
+_CONTAINER_BUILTINS = frozenset({"dict", "list", "tuple", "set"})
 _HARMLESS_CALLS = {
     "scale_loss",  # apex: `with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()`
     "master_params",
