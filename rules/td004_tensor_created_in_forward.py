@@ -773,11 +773,39 @@ def _forward_and_helpers(facts, forward: FunctionInfo, depth: int = 2):
                     helper = facts.resolve_function(call)
                     if call.receiver is None and (helper is None or helper.parent is not fn and not _module_level(helper)):
                         continue
-                    if helper is not None and id(helper) not in seen and helper.name != "__init__":
+                    if helper is not None and id(helper) not in seen and helper.name != "__init__" and not (
+                        _probe_only(facts, fn, call)
+                    ):
                         seen.add(id(helper))
                         nxt.append(helper)
                         yield helper, False
         frontier = nxt
+
+
+def _probe_only(facts, fn: FunctionInfo, call) -> bool:
+    """`if is_probe: self._generate_anchors()` in a forward whose `is_probe` defaults to False and is
+    passed true only by constructors (`self.head(branches, is_probe=True)` in a detector's `__init__`):
+    the helper runs once while the model is built, before any `.to(device)`."""
+    flags = {t.value for t in call.context.conditions if isinstance(t, cst.Name)}
+    for flag in flags & set(fn.params):
+        if _param_default(fn, flag) != "False":
+            continue
+        passing = [c for c in facts.calls for a in c.node.args
+                   if a.keyword is not None and a.keyword.value == flag
+                   and not (isinstance(a.value, cst.Name) and a.value.value == "False")]
+        if passing and all(c.function.name == "__init__" for c in passing):
+            return True
+    return False
+
+
+def _param_default(fn: FunctionInfo, name: str) -> str | None:
+    """The source of a parameter's default (`"False"`), or None."""
+    if fn.node is None or not isinstance(fn.node, cst.FunctionDef):
+        return None
+    for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
+        if param.name.value == name and isinstance(param.default, cst.Name):
+            return param.default.value
+    return None
 
 
 def _module_level(fn: FunctionInfo) -> bool:
