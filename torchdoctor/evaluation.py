@@ -161,6 +161,7 @@ class Evaluation:
         self._asking: set[int] = set()
         self._walked: dict[int, dict[int, str]] = {}  # id(function) -> its switches of walked containers
         self._comprehension_calls: dict[int, set[int]] = {}  # id(function) -> calls in its loader comprehensions
+        self._wrapped: dict[tuple[int, str], str | None] = {}  # (id(class), attribute) -> the attribute it wraps
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -2111,6 +2112,49 @@ class Evaluation:
             return None
         return dotted_name(value.args[0].value)
 
+    def _wrapped_attribute(self, fn: FunctionInfo, model: str) -> str | None:
+        """The attribute that `model`, an attribute holding a data-parallel wrapper, wraps: `self.model` for
+        `model_dp = DataParallel(model)` (or `model_dp = model` on the other branch), then `self.model = model;
+        self.model_dp = model_dp` in one method of the class."""
+        cls = fn.cls
+        if cls is None or not model.startswith("self.") or model.count(".") != 1:
+            return None
+        key = (id(cls), model)
+        if key not in self._wrapped:
+            self._wrapped[key] = self._find_wrapped_attribute(cls, model)
+        return self._wrapped[key]
+
+    def _find_wrapped_attribute(self, cls, model: str) -> str | None:
+        for m in cls.methods.values():
+            stored = [a.value for a in m.assigns if a.targets == (model,)]
+            if len(stored) != 1 or stored[0] is None:
+                continue
+            value = stored[0]
+            if isinstance(value, cst.Name):  # `self.model_dp = model_dp`: every value the local took
+                values = [a.value for a in m.assigns if a.targets == (value.value,)]
+            else:
+                values = [value]
+            wrapped = set()
+            for v in values:
+                if isinstance(v, cst.Call) and v.args and v.args[0].keyword is None and _PARALLEL_WRAPPER.search(
+                    self.facts.qualify(v.func) or dotted_name(v.func) or ""
+                ):
+                    wrapped.add(dotted_name(v.args[0].value))
+                elif isinstance(v, cst.Name):
+                    wrapped.add(v.value)
+                else:
+                    wrapped.add(None)
+            if len(wrapped) != 1 or None in wrapped or not any(isinstance(v, cst.Call) for v in values):
+                continue
+            (inner,) = wrapped
+            if inner.startswith("self."):
+                return inner
+            held = [a.targets[0] for a in m.assigns if len(a.targets) == 1 and a.targets[0].startswith("self.")
+                    and isinstance(a.value, cst.Name) and a.value.value == inner]
+            if len(held) == 1:
+                return held[0]
+        return None
+
     def _element_holders(self, model: str, fn: FunctionInfo, before: int, depth: int = 0) -> set[str] | None:
         """The lists a local name takes its model from, on every path: `self.encoder` for
         `encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`. None when not an element."""
@@ -2137,8 +2181,9 @@ class Evaluation:
     def _evaluated_as_parameter(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
         """crnn's `def val(net, dataset)`: `net.eval()`, then `crnn(image)` on the module-level model that
         every caller passes as `net`: the same object, switched under another name."""
-        if model.split(".", 1)[0] in fn.params or model.split(".", 1)[0] in fn.assigned_names():
-            return False
+        head = model.split(".", 1)[0]
+        if head != "self" and (head in fn.params or head in fn.assigned_names()):
+            return False  # (a trainer's `self._eval_epoch_(epoch, self.model)` switches `model`, its `self.model`)
         sites = self.flow.call_sites(fn)
         return bool(sites) and any(
             self._last_mode(fn, p, call.context.order) == "eval"
@@ -2615,6 +2660,9 @@ class Evaluation:
         names = {model, self.training.canonical(model, fn) or model}
         # (`encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`: an element of a list of models)
         names |= self._element_holders(model, fn, before) or set()
+        inner = self._wrapped_attribute(fn, model)
+        if inner is not None:  # `self.model_dp`, a DataParallel around `self.model`: one network, one mode
+            names.add(inner)
         walked = self._walked_containers(fn)
         for c in fn.calls:
             receiver = walked.get(id(c.node)) or c.receiver or _switched_item(c) or _moved_receiver(c)
