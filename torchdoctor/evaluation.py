@@ -901,8 +901,10 @@ class Evaluation:
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         bare = receiver.removesuffix(".module")  # `model.module.inference(...)` of a DDP-wrapped model
         named = self.is_model_name(bare) and _PLAIN_MODEL_NAME.search(bare.rsplit(".", 1)[-1])
-        if named and not generating and any(c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls):
-            return True  # `network.predict(x)` beside `network.train()` in the pass: an nn.Module's own method, not sklearn's
+        if self.is_model_name(bare) and not generating and any(
+            c.receiver == receiver and c.method in ("eval", "train") for c in call.function.calls
+        ):  # `network.predict(x)` (or `classifier.predict(x)`) beside `network.train()` in the pass: an
+            return True  # nn.Module's own method, not sklearn's
         owner = call.function.self_class() if receiver.startswith("self.") else None
         if not generating and owner is not None and any(
             c.receiver == receiver and c.method in ("eval", "train") and not c.node.args and c.function.self_class() is owner
@@ -1053,20 +1055,23 @@ class Evaluation:
         if not (self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])):
             return None
         project = self.training.project
-        if project is None or self.flow.instance_of(call.node.func.value, call.function, call.context.order) is not None:
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        if project is None or inst is not None and inst.cls is not None:
             return None  # (a model whose class is known is judged by the paths that follow it)
-        found = project.methods_named(self.facts, name)
+        # (a base class's stub, `def get_test_predict(self, image, info): pass`, says nothing: its overrides run)
+        found = [(facts, m) for facts, m in project.methods_named(self.facts, name) if not _abstract_method(facts, m)]
         if not found:
             return None
-        off = True
+        offs = set()
         for facts, method in found:
             if method.cls is None or not self.training.is_module_class(facts, method.cls):
                 return None
             judge = self.for_file(facts)
-            if not judge.held_model_runs(method):
+            if not judge.held_model_runs(method) and not _runs_itself(method):
                 return None
-            off = off and judge._delegates_grad_off(facts, method.cls, method)
-        return off
+            offs.add(judge._delegates_grad_off(facts, method.cls, method))
+        # (one detector's `get_test_predict` under no_grad, another's not: which one runs is not known here)
+        return offs.pop() if len(offs) == 1 else None
 
     # methods whose held runs are being worked out, across files: mbrl-lib's ensemble members call each
     # other's methods by name, and the question would otherwise come back to itself without end
@@ -3283,6 +3288,11 @@ def _stands_for_subclasses(inst) -> bool:
     """`net: BaseNet`: known only from an annotation naming an abstract base, so the value is one of its
     subclasses, which hold the layers."""
     return inst.declared and inst.cls is not None and _abstract_forward(inst.facts, inst.cls)
+
+
+def _runs_itself(method: FunctionInfo) -> bool:
+    """A module's method that calls `self(img)` or `self.forward(img)` (a detector's `get_test_predict`)."""
+    return any(c.dotted in ("self", "self.forward") for c in method.calls)
 
 
 def _abstract_forward(facts, cls) -> bool:
