@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -1724,6 +1724,13 @@ class Evaluation:
         # `if args.type == "transformer": model = Transformer(c) elif ...: model = MLP(c)`: every choice
         choices = self.flow.instances_of(expr, call.function, call.context.order)
         if choices is None:
+            held = self._handed_to_holder(call, model)
+            if held:  # `encoder = context.encoder` with `context: NetworkContext`, built as `NetworkContext(encoder, ...)`
+                self._asking.add(id(call.node))  # (a holder handed its own holder's model: no loops)
+                try:
+                    return any(judge.may_change_with_mode(site, name) for judge, name, site in held)
+                finally:
+                    self._asking.discard(id(call.node))
             if self._known_by_its_methods(model) is False:
                 return False
             named = self._classes_named_like(made)
@@ -1785,6 +1792,28 @@ class Evaluation:
                for facts, cls in classes.values()):
             return None
         return any(self.modes.class_has_mode_layers(facts, cls) for facts, cls in classes.values())
+
+    def _handed_to_holder(self, call: CallInfo, model: str) -> list:
+        """(judge, name, construction) for `context.encoder`, where `context` is a parameter annotated with a
+        project class whose `__init__` stores its `encoder` parameter as `self.encoder`: the name each
+        construction of that class (`NetworkContext(encoder, decoder, ...)` in main.py) hands in. Empty when
+        any construction hands in something else, or none is in sight."""
+        project, fn = self.training.project, call.function
+        head, _, attr = (self.training.canonical(model, fn) or model).partition(".")
+        if project is None or not attr or "." in attr or head not in fn.params or id(call.node) in self._asking:
+            return []
+        found = lookup_class(project, self.facts, annotation_of(fn, head))
+        init = found[1].methods.get("__init__") if found is not None else None
+        param = found[1].stored_params().get(f"self.{attr}") if init is not None else None
+        if param is None:
+            return []
+        held = []
+        for facts, site in project.callers_elsewhere(found[0], found[1].name):
+            name = _model_named(self.flow.argument_for(init, param, site))
+            if name is None or is_test_file(facts.path):
+                return []
+            held.append((self.for_file(facts), name, site))
+        return held
 
     def _declared_constructions(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list:
         """(origin, call) for the PyG or diffusers model constructions behind `expr` on every path, through
