@@ -309,7 +309,35 @@ def _lists_unregistered_modules(training, a: AssignInfo, attr: str, assigns, reg
         if isinstance(value, cst.ListComp) and isinstance(element, cst.Name) and training.declares_module(a.function, element.value) \
                 and not _registered_elsewhere(element, registered, assigns, a.function.calls):
             return True
+        if _moves_each_built_module(training, a, value, registered, assigns):
+            return True
     return False
+
+
+def _moves_each_built_module(training, a: AssignInfo, value: cst.BaseExpression, registered: set, assigns) -> bool:
+    """`self.layer_list = [l.to(self.device) for l in module_list]`, where the function filled the local
+    `module_list` with layers it built (`module_list.append(Block(...))`, `module_list.extend([nn.Linear(...)])`):
+    the same modules, moved, in a plain list."""
+    if not isinstance(value, cst.ListComp) or value.for_in.inner_for_in is not None:
+        return False
+    target, source = value.for_in.target, value.for_in.iter
+    if not isinstance(target, cst.Name) or not isinstance(source, cst.Name) or dotted_name(under_moves(value.elt)) != target.value:
+        return False
+    if _registered_elsewhere(source, registered, assigns, a.function.calls):
+        return False
+    built = []
+    for c in a.function.calls:
+        if c.receiver != source.value or c.context.order > a.context.order or not c.node.args:
+            continue
+        arg = c.node.args[0].value
+        if c.method == "append":
+            built.append(arg)
+        elif c.method == "extend" and isinstance(arg, (cst.List, cst.Tuple)):
+            built += [e.value for e in arg.elements]
+    return any(
+        isinstance(b, cst.Call) and training.constructs_module(b) and not training.constructs_stateless(training.facts, b)
+        for b in built
+    )
 
 
 def _only_read_through(node: cst.CSTNode) -> set[str]:
