@@ -1238,6 +1238,41 @@ class Evaluation:
                 return False
         return self._last_mode(fn, inner.value, order) == "eval"
 
+    def _wraps_switched_parameter(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """pytorch-ddpm's `evaluate(sampler, model)`: `model.eval()`, then `sampler(x_T)`, where every
+        caller hands in a sampler built around that model (`GaussianDiffusionSampler(net_model, ...)`, maybe
+        in DataParallel), a project module with no Dropout or BatchNorm of its own."""
+        switched = [p for p in fn.params if p not in (model, "self") and self._last_mode(fn, p, call.context.order) == "eval"]
+        sites = self.flow.call_sites(fn) if switched and model in fn.params else []
+        return bool(sites) and any(all(self._built_around(fn, model, p, site) for site in sites) for p in switched)
+
+    def _built_around(self, fn: FunctionInfo, wrapper: str, inner: str, site: CallInfo) -> bool:
+        """At `site`, the argument for `wrapper` is a module built around the argument for `inner`."""
+        w, i = (_model_named(self.flow.argument_for(fn, p, site)) for p in (wrapper, inner))
+        if w is None or i is None or "." in w:
+            return False
+        values, pending = [], self.flow.reaching_candidates(w, site.function, site.context.order)
+        for _ in range(3):
+            rewrapped = []
+            for a in pending:
+                v = under_moves(a.value)
+                if isinstance(v, cst.Call) and v.args and dotted_name(v.args[0].value) == w and _PARALLEL_WRAPPER.search(
+                    dotted_name(v.func) or ""
+                ):  # `net_sampler = DataParallel(net_sampler)`: the same module, built before
+                    rewrapped += self.flow.reaching_candidates(w, site.function, a.context.order)
+                else:
+                    values.append(v)
+            pending = rewrapped
+        if not values or pending:
+            return False
+        for v in values:
+            if not isinstance(v, cst.Call) or not v.args or v.args[0].keyword is not None or dotted_name(v.args[0].value) != i:
+                return False
+            inst = self.flow.instance_of(v, site.function, site.context.order)
+            if inst is None or inst.cls is None or self.modes.own_layers_have_modes(inst.facts, inst.cls):
+                return False
+        return True
+
     def _project_function(self, func: cst.BaseExpression) -> tuple | None:
         """(facts, function) for a function or `Class.method` imported from another file of the project."""
         project = self.training.project
@@ -1993,6 +2028,8 @@ class Evaluation:
             return True  # callers of callers of callers: too far to follow, so no claim is made
         head = model.split(".", 1)[0]
         if self._evaluated_as_parameter(fn, model, call):
+            return True
+        if model == head and self._wraps_switched_parameter(fn, model, call):
             return True
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
