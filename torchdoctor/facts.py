@@ -661,6 +661,9 @@ class _FactsVisitor:
 
     # The context managers themselves run outside their own block: enter it at its body.
     def visit_With_body(self, node: cst.With) -> None:
+        for item in node.items:  # `with tqdm(loader) as batches:` binds what the manager enters (itself, mostly)
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                self._record_assign(item, [item.asname.name.value], item.item)
         names = []
         for item in node.items:
             expr = item.item
