@@ -205,6 +205,10 @@ class MissingSetEpoch(Rule):
         if arg is None and name.endswith("DataLoader"):  # torch's, or torchdata's StatefulDataLoader
             arg = keyword_arg(iterated.call, "batch_sampler")
         flow = ctx.dataflow.flow_of(iterated)
+        unpacked = flow.unpacked_keyword(info, "sampler") if arg is None and info is not None else None
+        if unpacked is not None:  # `DataLoader(train_dataset, **train_kwargs)`, `train_kwargs = {"sampler": sampler1}`
+            inner = flow.origins(unpacked, iterated.function, iterated.order)
+            return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
         if arg is None and name.endswith(_LOADER_WRAPPERS):
             # `PrefetchLoader(loader, mean=...)`, `MixUpWrapper(alpha, n, loader, gpu)` iterate their loader
             inner = [o for a in iterated.call.args if a.keyword is None and isinstance(a.value, (cst.Name, cst.Attribute))

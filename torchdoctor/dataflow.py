@@ -497,6 +497,16 @@ class DataFlow:
                 return _literal(p.default) if p.default is not None else _UNKNOWN
         return _UNKNOWN
 
+    def unpacked_keyword(self, call: CallInfo, key: str) -> cst.BaseExpression | None:
+        """The value a call receives as `key` through `**kwargs` of a dict it can read
+        (`DataLoader(dataset, **train_kwargs)` with `train_kwargs = {"sampler": sampler1, ...}`)."""
+        for arg in call.node.args:
+            if arg.star == "**" and isinstance(arg.value, cst.Name):
+                found = self._dict_entry(arg.value.value, key, call)
+                if found is not None:
+                    return found
+        return None
+
     def _dict_entry(self, name: str, key: str, call: CallInfo) -> cst.BaseExpression | None:
         held = self.value_of(name, call.function, call.context.order)
         value = held[0] if held is not None else None
