@@ -258,6 +258,10 @@ class MissingSetEpoch(Rule):
             for _, _, site in ctx.dataflow.calls_from_bases(loop.function, other_files=True):
                 if site.context.loops:
                     return site.context.loops[-1]
+            # `for epoch in ...: engine.train_one_epoch(epoch)` in a script, on an instance of this class
+            for _, site in ctx.evaluation.sites_anywhere(loop.function):
+                if site.context.loops:
+                    return site.context.loops[-1]
         return None
 
     @staticmethod

@@ -1705,7 +1705,7 @@ class Evaluation:
     def called_per_batch_in_evaluation(self, fn: FunctionInfo, depth: int = 0) -> bool:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
-        sites = self._sites_anywhere(fn, through_bases=True)
+        sites = self.sites_anywhere(fn, through_bases=True)
         if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
         return bool(sites) and all(judge._per_batch_site(s, depth) for judge, s in sites)
@@ -1939,7 +1939,7 @@ class Evaluation:
             return True  # ClassyVision's hub interface: its `eval()` turns gradients off for the whole process
         if fn.is_module or depth > 3:
             return False
-        found = self._sites_anywhere(fn, through_bases=True)
+        found = self.sites_anywhere(fn, through_bases=True)
         sites = [  # (`model.forward_test(...)` under no_grad in the train script)
             (judge, site) for judge, site in found if not self.flow.guard_rules_out(call, judge.flow, site)
         ]
@@ -1965,10 +1965,10 @@ class Evaluation:
             return True
         if fn.is_module or depth > 3:
             return False
-        sites = self._sites_anywhere(fn, through_bases=True)
+        sites = self.sites_anywhere(fn, through_bases=True)
         return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
 
-    def _sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
+    def sites_anywhere(self, fn: FunctionInfo, through_bases: bool = False) -> list:
         """(judge, call) for the calls of fn in this file and in the project's other files: RAFT's
         `validate_chairs` is called under no_grad in its own file and bare from train.py. Methods: in
         this file, or else on an instance elsewhere (`model.forward_test(...)`)."""
@@ -2063,7 +2063,7 @@ class Evaluation:
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
         if not sites and head == "self" and fn.cls is not None:
             # Dassl's `model_inference`, an override run by the generic `test()` of a base class in another file
-            based = [(j, site) for j, site in self._sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
+            based = [(j, site) for j, site in self.sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
             if any(self._override_trains_first(fn.cls, model, judge, site) for judge, site in based):
                 return False
             if based:
@@ -2079,14 +2079,14 @@ class Evaluation:
             return self._last_mode(fn.parent, model, defined_at) == "eval"
         handed = set(fn.params) - {"self", "cls"}
         if not sites and head in handed and _switches_others_only(fn, model, call.context.order, handed) and (
-            not self._sites_anywhere(fn)
+            not self.sites_anywhere(fn)
         ):
             return False  # `model_mlp.eval(); model_cnn.eval()`, then `model_bilstm(seqs)`: it sets the modes, and missed one
         if not sites:
             return self._eval_mode_set_by_other_files(fn, model, head, depth)
         judged = [(self, site) for site in sites]
         if head in fn.params and fn.cls is None:  # RAFT's validate_chairs: its own main, and train.py
-            judged += [(j, site) for j, site in self._sites_anywhere(fn) if j is not self]
+            judged += [(j, site) for j, site in self.sites_anywhere(fn) if j is not self]
         for judge, site in judged:
             if self.flow.guard_rules_out(call, judge.flow, site):
                 continue  # `all_batches("train")` never reaches the `elif type_ == "predict":` branch
@@ -2501,17 +2501,17 @@ class Evaluation:
             elsewhere = [(o, site) for o, site in project.callers_elsewhere(self.facts, fn.name) if not is_test_file(o.path)]
         if not elsewhere and project is not None and fn.cls is not None and head in fn.params and head != "self":
             # FOTS's `Toolbox.predict(im_fn, input_dir, model)`, a static method called from eval.py
-            elsewhere = [(j.facts, site) for j, site in self._sites_anywhere(fn) if j is not self]
+            elsewhere = [(j.facts, site) for j, site in self.sites_anywhere(fn) if j is not self]
             if not elsewhere:
                 # CL_Pytorch's `ACL._epoch_test(self, model, loader)`, an override that the base class's
                 # `_train_model` (another file) calls as `self._epoch_test(model, ...)` after training it
-                elsewhere = [(j.facts, site) for j, site in self._sites_anywhere(fn, through_bases=True)
+                elsewhere = [(j.facts, site) for j, site in self.sites_anywhere(fn, through_bases=True)
                              if j is not self and site.receiver == "self"]
         if not elsewhere:
             if model.startswith("self.") and fn.cls is not None:
                 # `learner.model.eval()` then `learner.infer(...)` in the scripts that use the class: its
                 # `self.model` is theirs, judged where they call it
-                outside = [(j, s) for j, s in self._sites_anywhere(fn)
+                outside = [(j, s) for j, s in self.sites_anywhere(fn)
                            if j is not self and s.receiver not in (None, "self") and "." not in s.receiver]
                 if outside and depth < 3:
                     return all(self._held_in_eval_at(fn, model, j, s, depth) for j, s in outside)
