@@ -510,6 +510,10 @@ class Evaluation:
             ):
                 continue  # called for its side effects
             judge = self.for_file(facts)
+            if caller.name != "forward" and _EVAL_NAME.search(method.name) and not judge.has_training(caller, depth=0) and (
+                judge.has_training(caller)
+            ):
+                continue  # `train()`: `self.train_step(...)` backpropagates, then `val_loss = self.inference_step(...)`
             if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge.has_training(caller, depth=0):
                 return True  # (a script's main() that trains through helpers, then predicts, does not count;
                 # a `forward` that computes with it hands its result to whoever backpropagates)
