@@ -1749,6 +1749,9 @@ class Evaluation:
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
             return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
+        handed = self._class_handed_to_factory(call, model, made)
+        if handed is not None:  # `model = load_model(LSTMModel)`, whose `model = model_class()` builds what it is handed
+            return self.modes.class_has_mode_layers(*handed)
         declared = self._declared_constructions(expr, call.function, call.context.order)
         if declared:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: the arguments say what they hold
             return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in declared)
@@ -1786,6 +1789,25 @@ class Evaluation:
             said if (said := self._called_method_has_modes(i, call, model)) is not None else self.modes.instance_has_mode_layers(i)
             for i in choices
         )
+
+    def _class_handed_to_factory(self, call: CallInfo, model: str, made) -> tuple | None:
+        """(facts, class) for `model = load_model(LSTMModel)` where the project's `load_model(model_class,
+        path)` builds `model_class()`: the class this call hands in. None when it is anything else."""
+        project = self.training.project
+        if project is None or made is None or not model.isidentifier() or not isinstance(made.call.func, cst.Name):
+            return None
+        param = made.call.func.value
+        if param not in made.function.params:
+            return None
+        held = self.flow.value_of(model, call.function, call.context.order)
+        site = self.facts.call_info(under_moves(held[0])) if held is not None and isinstance(held[0], cst.BaseExpression) else None
+        if site is None or made.function is site.function:
+            return None
+        arg = self.flow.argument_for(made.function, param, site)
+        found = lookup_class(project, self.facts, dotted_name(arg)) if arg is not None else None
+        if found is None or not self.training.is_module_class(*found):
+            return None
+        return found
 
     def _classes_named_like(self, made) -> list:
         """The project's module classes named as an imported class whose import cannot be followed
