@@ -119,6 +119,16 @@ def _is_timm_cross_entropy(qualname: str | None) -> bool:
     )
 
 
+def _iterated_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """What an iteration wrapper walks: its first positional argument, or `iterable=`."""
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "iterable":
+            return arg.value
+    return None
+
+
 def _is_iteration_wrapper(name: str | None) -> bool:
     """`enumerate(loader)`, `tqdm(loader)`, a project's `TQDM(pbar)`: iterating it iterates its first argument."""
     return name is not None and (name in _ITERATION_WRAPPERS or name.rsplit(".", 1)[-1].lower() in _ITERATION_WRAPPERS)
@@ -861,8 +871,9 @@ class DataFlow:
     def _origins(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int, depth: int) -> list:
         if isinstance(expr, cst.Call):
             name = dotted_name(expr.func)
-            if _is_iteration_wrapper(name) and expr.args:
-                return self.origins(expr.args[0].value, fn, order, depth + 1)
+            iterated = _iterated_argument(expr) if _is_iteration_wrapper(name) else None
+            if iterated is not None:  # (`tqdm(desc="train", iterable=loader)` too)
+                return self.origins(iterated, fn, order, depth + 1)
             returned = self._returns_of(expr, fn, depth)
             if returned is not None:
                 return [o for flow, value, where, at in returned for o in flow.origins(value, where, at, depth + 1)] or [None]
