@@ -169,6 +169,7 @@ class MissingSetEpoch(Rule):
             if not made and c.method == "set_epoch":
                 return None
             out.update(id(m.call) for m in made)
+        out |= self._samplers_handed_to_setters(ctx)
         iterated = {loop.iter_name for loop in ctx.facts.loops if loop.iter_name}
         for c in ctx.facts.calls:
             # `loader.shuffle_dataset(train_loader, cur_epoch)`: a project helper (SlowFast's) that calls
@@ -184,6 +185,37 @@ class MissingSetEpoch(Rule):
                     loaders = flow.origins(arg.value, c.function, c.context.order)
                     out.update(id(s.call) for o in loaders if o is not None for s in self._samplers_of(ctx, o))
         return out
+
+    def _samplers_handed_to_setters(self, ctx) -> set[int]:
+        """ids of the samplers handed to a project function of another file that calls `set_epoch` on the
+        parameter it receives them as (the FSDP example's `train(..., epoch, sampler=sampler1)`, whose
+        utils/train_utils.py does `if sampler: sampler.set_epoch(epoch)`)."""
+        out: set[int] = set()
+        if ctx.project is None:
+            return out
+        flow = ctx.dataflow
+        for c in ctx.facts.calls:
+            if not c.dotted or not any(a.keyword is not None and a.keyword.value == "sampler" or self._holds_sampler(ctx, a.value, c)
+                                       for a in c.node.args):
+                continue
+            found = ctx.project.function_named(ctx.facts, c.dotted)
+            if found is None or not hasattr(found[1], "calls"):
+                continue
+            callee = found[1]
+            for param in {i.receiver for i in callee.calls if i.method == "set_epoch" and i.receiver in callee.params}:
+                arg = flow.argument_for(callee, param, c)
+                if arg is not None:
+                    out.update(id(o.call) for o in flow.origins(arg, c.function, c.context.order) if o is not None)
+        return out
+
+    def _holds_sampler(self, ctx, value: cst.BaseExpression, c: CallInfo) -> bool:
+        """A name this file binds to a DistributedSampler call."""
+        if not isinstance(value, cst.Name):
+            return False
+        return any(
+            a.targets == (value.value,) and isinstance(a.value, cst.Call) and (info := ctx.facts.call_info(a.value)) is not None
+            and self._is_sampler(info) for a in c.function.assigns
+        )
 
     def _samplers_of(self, ctx, iterated, depth: int = 0) -> list:
         """The DistributedSampler origins behind what a loop iterates: a DataLoader's `sampler=`
