@@ -2046,6 +2046,11 @@ class Evaluation:
             return True
         if mode is not None:
             return mode == "eval"
+        if any(c.method == "eval" and c.receiver and within(model, c.receiver)
+               and exclusive_branches(c.context.branches, call.context.branches) for c in fn.calls):
+            # `if return_samples: preds = [self.model(X) ...] else: self.model.eval(); ...`: the pass chooses the
+            # mode per branch (Bayesian or MC-dropout sampling keeps training mode on purpose)
+            return True
         if self._trained_later_in_loop(fn, model, call):
             return False
         if fn.is_module:
