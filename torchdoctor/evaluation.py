@@ -2046,8 +2046,10 @@ class Evaluation:
             return True
         if mode is not None:
             return mode == "eval"
-        if any(c.method == "eval" and c.receiver and within(model, c.receiver)
-               and exclusive_branches(c.context.branches, call.context.branches) for c in fn.calls):
+        if any(_SAMPLING_FLAG.search(self.facts.module.code_for_node(t)) for t in call.context.conditions) and any(
+            c.method == "eval" and c.receiver and within(model, c.receiver)
+            and exclusive_branches(c.context.branches, call.context.branches) for c in fn.calls
+        ):
             # `if return_samples: preds = [self.model(X) ...] else: self.model.eval(); ...`: the pass chooses the
             # mode per branch (Bayesian or MC-dropout sampling keeps training mode on purpose)
             return True
@@ -2815,6 +2817,7 @@ class Evaluation:
         return _mode_on_every_path(events, use)
 
 
+_SAMPLING_FLAG = re.compile(r"sampl|mc_|mc_dropout|bayes", re.I)  # `if return_samples:`: draws in training mode on purpose
 _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
 
 
