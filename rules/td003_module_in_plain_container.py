@@ -321,7 +321,9 @@ def _moves_each_built_module(training, a: AssignInfo, value: cst.BaseExpression,
     if not isinstance(value, cst.ListComp) or value.for_in.inner_for_in is not None:
         return False
     target, source = value.for_in.target, value.for_in.iter
-    if not isinstance(target, cst.Name) or not isinstance(source, cst.Name) or dotted_name(under_moves(value.elt)) != target.value:
+    if not isinstance(target, cst.Name) or not isinstance(source, cst.Name):
+        return False
+    if dotted_name(under_moves(value.elt)) != target.value:
         return False
     if _registered_elsewhere(source, registered, assigns, a.function.calls):
         return False

@@ -193,12 +193,16 @@ class MissingSetEpoch(Rule):
         out: set[int] = set()
         if ctx.project is None:
             return out
-        flow = ctx.dataflow
-        for c in ctx.facts.calls:
-            if not c.dotted or not any(a.keyword is not None and a.keyword.value == "sampler" or self._holds_sampler(ctx, a.value, c)
-                                       for a in c.node.args):
-                continue
-            found = ctx.project.function_named(ctx.facts, c.dotted)
+        flow, facts = ctx.dataflow, ctx.facts
+        bound = {  # names this file binds to a DistributedSampler call
+            a.targets[0] for a in facts.assigns
+            if len(a.targets) == 1 and isinstance(a.value, cst.Call) and (info := facts.call_info(a.value)) is not None
+            and self._is_sampler(info)
+        }
+        for c in facts.calls:
+            handed = any(a.keyword is not None and a.keyword.value == "sampler" or dotted_name(a.value) in bound
+                         for a in c.node.args)
+            found = ctx.project.function_named(facts, c.dotted) if handed and c.dotted else None
             if found is None or not hasattr(found[1], "calls"):
                 continue
             callee = found[1]
@@ -207,15 +211,6 @@ class MissingSetEpoch(Rule):
                 if arg is not None:
                     out.update(id(o.call) for o in flow.origins(arg, c.function, c.context.order) if o is not None)
         return out
-
-    def _holds_sampler(self, ctx, value: cst.BaseExpression, c: CallInfo) -> bool:
-        """A name this file binds to a DistributedSampler call."""
-        if not isinstance(value, cst.Name):
-            return False
-        return any(
-            a.targets == (value.value,) and isinstance(a.value, cst.Call) and (info := ctx.facts.call_info(a.value)) is not None
-            and self._is_sampler(info) for a in c.function.assigns
-        )
 
     def _samplers_of(self, ctx, iterated, depth: int = 0) -> list:
         """The DistributedSampler origins behind what a loop iterates: a DataLoader's `sampler=`

@@ -18,7 +18,10 @@ import libcst as cst
 
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, calls_on_super, calls_within, dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within
+from torchdoctor.facts import (
+    AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, calls_on_super, calls_within, dotted_name,
+    exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within,
+)
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
@@ -1246,8 +1249,12 @@ class Evaluation:
         """pytorch-ddpm's `evaluate(sampler, model)`: `model.eval()`, then `sampler(x_T)`, where every
         caller hands in a sampler built around that model (`GaussianDiffusionSampler(net_model, ...)`, maybe
         in DataParallel), a project module with no Dropout or BatchNorm of its own."""
-        switched = [p for p in fn.params if p not in (model, "self") and self._last_mode(fn, p, call.context.order) == "eval"]
-        sites = self.flow.call_sites(fn) if switched and model in fn.params else []
+        if model not in fn.params:
+            return False
+        evaled = {c.receiver for c in fn.calls if c.method == "eval"}  # (a cheap look before asking each mode)
+        switched = [p for p in fn.params if p in evaled and p not in (model, "self")
+                    and self._last_mode(fn, p, call.context.order) == "eval"]
+        sites = self.flow.call_sites(fn) if switched else []
         return bool(sites) and any(all(self._built_around(fn, model, p, site) for site in sites) for p in switched)
 
     def _built_around(self, fn: FunctionInfo, wrapper: str, inner: str, site: CallInfo) -> bool:
@@ -1270,7 +1277,8 @@ class Evaluation:
         if not values or pending:
             return False
         for v in values:
-            if not isinstance(v, cst.Call) or not v.args or v.args[0].keyword is not None or dotted_name(v.args[0].value) != i:
+            first = v.args[0] if isinstance(v, cst.Call) and v.args else None
+            if first is None or first.keyword is not None or dotted_name(first.value) != i:
                 return False
             inst = self.flow.instance_of(v, site.function, site.context.order)
             if inst is None or inst.cls is None or self.modes.own_layers_have_modes(inst.facts, inst.cls):
@@ -1800,7 +1808,8 @@ class Evaluation:
         if param not in made.function.params:
             return None
         held = self.flow.value_of(model, call.function, call.context.order)
-        site = self.facts.call_info(under_moves(held[0])) if held is not None and isinstance(held[0], cst.BaseExpression) else None
+        value = held[0] if held is not None else None
+        site = self.facts.call_info(under_moves(value)) if isinstance(value, cst.BaseExpression) else None
         if site is None or made.function is site.function:
             return None
         arg = self.flow.argument_for(made.function, param, site)
@@ -2817,7 +2826,7 @@ class Evaluation:
         return _mode_on_every_path(events, use)
 
 
-_SAMPLING_FLAG = re.compile(r"sampl|mc_|mc_dropout|bayes", re.I)  # `if return_samples:`: draws in training mode on purpose
+_SAMPLING_FLAG = re.compile(r"sampl|mc_|bayes", re.I)  # `if return_samples:`: draws in training mode on purpose
 _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
 
 
