@@ -336,10 +336,7 @@ def _moves_each_built_module(training, a: AssignInfo, value: cst.BaseExpression,
             built.append(arg)
         elif c.method == "extend" and isinstance(arg, (cst.List, cst.Tuple)):
             built += [e.value for e in arg.elements]
-    return any(
-        isinstance(b, cst.Call) and training.constructs_module(b) and not training.constructs_stateless(training.facts, b)
-        for b in built
-    )
+    return any(_builds_stateful_module(training, b) for b in built)
 
 
 def _only_read_through(node: cst.CSTNode) -> set[str]:
@@ -407,9 +404,16 @@ def _filled_with_stateful(ctx, a: AssignInfo, fills: list | None) -> bool:
     """Something appended to the container after this assignment, outside a branch that excludes it,
     is a module built in the call with parameters or a mode of its own."""
     return any(
-        not exclusive_branches(call.context.branches, a.context.branches) and isinstance(value, cst.Call)
-        and ctx.training.constructs_module(value) and not ctx.training.constructs_stateless(ctx.facts, value)
+        not exclusive_branches(call.context.branches, a.context.branches) and _builds_stateful_module(ctx.training, value)
         for call, value in fills or ()
+    )
+
+
+def _builds_stateful_module(training, value: cst.BaseExpression) -> bool:
+    """A module construction right here whose module has parameters or a mode of its own (a Conv2d block,
+    not an `nn.ReLU()`)."""
+    return isinstance(value, cst.Call) and training.constructs_module(value) and not training.constructs_stateless(
+        training.facts, value
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -788,7 +788,8 @@ def _probe_only(facts, fn: FunctionInfo, call) -> bool:
     the helper runs once while the model is built, before any `.to(device)`."""
     flags = {t.value for t in call.context.conditions if isinstance(t, cst.Name)}
     for flag in flags & set(fn.params):
-        if _param_default(fn, flag) != "False":
+        default = default_of(fn, flag)
+        if not (isinstance(default, cst.Name) and default.value == "False"):
             continue
         passing = [c for c in facts.calls for a in c.node.args
                    if a.keyword is not None and a.keyword.value == flag
@@ -796,16 +797,6 @@ def _probe_only(facts, fn: FunctionInfo, call) -> bool:
         if passing and all(c.function.name == "__init__" for c in passing):
             return True
     return False
-
-
-def _param_default(fn: FunctionInfo, name: str) -> str | None:
-    """The source of a parameter's default (`"False"`), or None."""
-    if fn.node is None or not isinstance(fn.node, cst.FunctionDef):
-        return None
-    for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
-        if param.name.value == name and isinstance(param.default, cst.Name):
-            return param.default.value
-    return None
 
 
 def _module_level(fn: FunctionInfo) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, calls_within, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, calls_within, default_of, dotted_name, exclusive_branches, names_in
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -499,13 +499,10 @@ class DataFlow:
         given = self.argument_for(fn, param, site)
         if given is not None:
             return _literal(given)
-        if any(a.star for a in site.node.args) or fn.node is None:
+        if any(a.star for a in site.node.args):
             return _UNKNOWN
-        declared = fn.node.params
-        for p in (*declared.posonly_params, *declared.params, *declared.kwonly_params):
-            if p.name.value == param:
-                return _literal(p.default) if p.default is not None else _UNKNOWN
-        return _UNKNOWN
+        default = default_of(fn, param)
+        return _literal(default) if default is not None else _UNKNOWN
 
     def unpacked_keyword(self, call: CallInfo, key: str) -> cst.BaseExpression | None:
         """The value a call receives as `key` through `**kwargs` of a dict it can read

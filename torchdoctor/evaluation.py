@@ -1240,10 +1240,15 @@ class Evaluation:
         if self._project_function(value.func) is None and self.facts.resolve_callee(value.func, fn) is None:
             # `sampler = GaussianDiffusionSampler(model, ...)`: a project module built around the model,
             # with no Dropout or BatchNorm of its own
-            inst = self.flow.instance_of(value, fn, order)
-            if inst is None or inst.cls is None or self.modes.own_layers_have_modes(inst.facts, inst.cls):
+            if not self._project_module_without_modes(value, fn, order):
                 return False
         return self._last_mode(fn, inner.value, order) == "eval"
+
+    def _project_module_without_modes(self, built: cst.Call, fn: FunctionInfo, order: int) -> bool:
+        """`built` constructs a project module class whose own layers have no Dropout or BatchNorm (a
+        diffusion sampler around the UNet it is handed)."""
+        inst = self.flow.instance_of(built, fn, order)
+        return inst is not None and inst.cls is not None and not self.modes.own_layers_have_modes(inst.facts, inst.cls)
 
     def _wraps_switched_parameter(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
         """pytorch-ddpm's `evaluate(sampler, model)`: `model.eval()`, then `sampler(x_T)`, where every
@@ -1280,8 +1285,7 @@ class Evaluation:
             first = v.args[0] if isinstance(v, cst.Call) and v.args else None
             if first is None or first.keyword is not None or dotted_name(first.value) != i:
                 return False
-            inst = self.flow.instance_of(v, site.function, site.context.order)
-            if inst is None or inst.cls is None or self.modes.own_layers_have_modes(inst.facts, inst.cls):
+            if not self._project_module_without_modes(v, site.function, site.context.order):
                 return False
         return True
 
@@ -2055,10 +2059,10 @@ class Evaluation:
             return True
         if mode is not None:
             return mode == "eval"
-        if any(_SAMPLING_FLAG.search(self.facts.module.code_for_node(t)) for t in call.context.conditions) and any(
+        if call.context.conditions and any(
             c.method == "eval" and c.receiver and within(model, c.receiver)
             and exclusive_branches(c.context.branches, call.context.branches) for c in fn.calls
-        ):
+        ) and any(_SAMPLING_FLAG.search(self.facts.module.code_for_node(t)) for t in call.context.conditions):
             # `if return_samples: preds = [self.model(X) ...] else: self.model.eval(); ...`: the pass chooses the
             # mode per branch (Bayesian or MC-dropout sampling keeps training mode on purpose)
             return True
@@ -2217,11 +2221,14 @@ class Evaluation:
         if not name.isidentifier():
             return None
         held = self.flow.value_of(name, fn, before)
-        value = held[0] if held is not None else None
+        return self._parallel_wrapped(held[0]) if held is not None else None
+
+    def _parallel_wrapped(self, value) -> str | None:
+        """What a data-parallel wrapper call (`DDP(model, ...)`, `torch.compile(model)`) wraps: its first
+        positional argument, by name; None for any other value."""
         if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
             return None
-        q = self.facts.qualify(value.func) or dotted_name(value.func) or ""
-        if not _PARALLEL_WRAPPER.search(q):
+        if not _PARALLEL_WRAPPER.search(self.facts.qualify(value.func) or dotted_name(value.func) or ""):
             return None
         return dotted_name(value.args[0].value)
 
@@ -2247,16 +2254,8 @@ class Evaluation:
                 values = [a.value for a in m.assigns if a.targets == (value.value,)]
             else:
                 values = [value]
-            wrapped = set()
-            for v in values:
-                if isinstance(v, cst.Call) and v.args and v.args[0].keyword is None and _PARALLEL_WRAPPER.search(
-                    self.facts.qualify(v.func) or dotted_name(v.func) or ""
-                ):
-                    wrapped.add(dotted_name(v.args[0].value))
-                elif isinstance(v, cst.Name):
-                    wrapped.add(v.value)
-                else:
-                    wrapped.add(None)
+            # (each value the DataParallel wrapper's own: its argument's name, or the local's, or None)
+            wrapped = {v.value if isinstance(v, cst.Name) else self._parallel_wrapped(v) for v in values}
             if len(wrapped) != 1 or None in wrapped or not any(isinstance(v, cst.Call) for v in values):
                 continue
             (inner,) = wrapped
@@ -3433,8 +3432,14 @@ def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> boo
 
 def _trains_model(cls, holders: set[str]) -> bool:
     """Some method of the class switches one of `holders` to training mode and backpropagates or steps."""
+    return _trains_after_switching(cls, lambda receiver, method: receiver in holders)
+
+
+def _trains_after_switching(cls, switched) -> bool:
+    """Some method of the class calls `.train()` on a receiver `switched(receiver, method)` accepts, and
+    backpropagates or steps."""
     return any(
-        any(c.receiver in holders and c.method == "train" and not c.node.args for c in m.calls)
+        any(c.method == "train" and not c.node.args and switched(c.receiver, m) for c in m.calls)
         and any(c.method in ("backward", "step") for c in m.calls)
         for m in cls.methods.values()
     )
@@ -3445,9 +3450,6 @@ def _switches_itself(cls) -> bool:
     that of the model it is handed: Text-Mining's `BaseModel.run_train(self, model, data_path)`) and
     steps or backpropagates (ECAPA-TDNN's `ECAPAModel.train_network`, SEGAN's `train(opts, dloader, ...)`).
     Its evaluation methods are passes like a trainer's."""
-    return any(
-        any((c.receiver == "self" or (c.receiver or "").startswith("self.") or c.receiver in m.params[1:])
-            and c.method == "train" and not c.node.args for c in m.calls)
-        and any(c.method in ("backward", "step") for c in m.calls)
-        for m in cls.methods.values()
-    )
+    return _trains_after_switching(cls, lambda receiver, method: (
+        receiver == "self" or (receiver or "").startswith("self.") or receiver in method.params[1:]
+    ))

@@ -785,6 +785,15 @@ def _progress_wrapped(name: str | None, function: "FunctionInfo") -> str | None:
     return next((dotted_name(a.value) for a in value.args if a.keyword is None and dotted_name(a.value)), None)
 
 
+def default_of(fn: "FunctionInfo", param: str) -> cst.BaseExpression | None:
+    """The default value a parameter is declared with (`is_probe=False` -> the `False` Name), or None."""
+    declared = fn.node.params if fn.node is not None else None
+    for p in (*declared.posonly_params, *declared.params, *declared.kwonly_params) if declared is not None else ():
+        if p.name.value == param:
+            return p.default
+    return None
+
+
 def annotation_of(fn: "FunctionInfo", param: str) -> str | None:
     """The dotted name a parameter is annotated with: `def trainer(manager: SnapshotManager)` -> "SnapshotManager",
     also as a forward reference (`player: "PlayerDV3"`, a class imported only under TYPE_CHECKING)."""
