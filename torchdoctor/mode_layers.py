@@ -81,7 +81,7 @@ class ModeLayers:
         if handed_in and self._wraps_unknown_module(facts, cls, depth):
             return True
         for method in cls.methods.values():
-            if any(self._call_has(facts, call.node, method, depth) for call in _layer_calls(facts, method)):
+            if any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method)):
                 return True
             if any(a.targets and "training" in a.targets[0] for a in method.assigns):
                 return True
@@ -98,12 +98,25 @@ class ModeLayers:
         if self._wraps_unknown_module(facts, cls, 0):
             return True
         for m in cls.methods.values():
-            for call in _layer_calls(facts, m):
+            for call in self._layer_calls(facts, m):
                 if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
                     continue
                 if self._call_has(facts, call.node, m, 0):
                     return True
         return method.node is not None and "self.training" in facts.module.code_for_node(method.node)
+
+    def _layer_calls(self, facts, method: FunctionInfo):
+        """The calls of a method that may build or run a layer: not library calls outside `__init__`
+        whose result is not kept on self (`Chem.MolFromSmiles(s)` in `decode`), though a class of the
+        project imported there is one (`from counting.modules import Decoder` in a builder method)."""
+        kept = _kept_on_self(method) if method.name != "__init__" else None
+        for call in method.calls:
+            if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
+                if lookup_class(self.training.project, facts, dotted_name(call.node.func)) is None:
+                    continue
+            if _built_to_copy_weights_from(facts, method, call.node):
+                continue
+            yield call
 
     @staticmethod
     def _runs_module_passed_in(cls) -> bool:
@@ -190,7 +203,7 @@ class ModeLayers:
             return False  # method calls on tensors and submodules
         local = facts.resolve_callee(node.func, fn)
         if local is not None:
-            return any(self._call_has(facts, c.node, local, depth + 1) for c in local.calls) if depth < 4 else True
+            return self._builder_has(facts, node, local, depth) if depth < 4 else True
         if name in facts.imported:
             return self._unknown_constructor(name)
         if fn is not None and fn.name == "__init__":
@@ -198,6 +211,17 @@ class ModeLayers:
             if kind is not None:
                 return kind
         return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+
+    def _builder_has(self, facts, node: cst.Call, builder: FunctionInfo, depth: int) -> bool:
+        """A function of the file that builds layers, as this call runs it: a layer behind a flag the
+        call leaves off is never built (`make_layers(cfg)` with `if batch_norm: ... BatchNorm2d(v)`
+        and `batch_norm=False` by default)."""
+        site = facts.call_info(node)
+        flow = self.flow.flow_for(facts) if site is not None else None
+        return any(
+            self._call_has(facts, c.node, builder, depth + 1) for c in builder.calls
+            if site is None or not (c.context.branches and flow.branches_ruled_out(c.context.branches, builder, flow, site))
+        )
 
     def _layer_kind_variable(self, facts, fn: FunctionInfo, name: str, depth: int) -> bool | None:
         """A constructor calls a class it holds in a variable. `base = CNNBase if image else MLPBase`: the
@@ -248,14 +272,19 @@ def _modules_passed_in(cls) -> list[str]:
     return [param for attr, param in cls.stored_params().items() if attr in called]
 
 
-def _layer_calls(facts, method: FunctionInfo):
-    """The calls of a method that may build or run a layer: not library calls outside `__init__`
-    whose result is not kept on self (`Chem.MolFromSmiles(s)` in `decode`)."""
-    kept = _kept_on_self(method) if method.name != "__init__" else None
-    for call in method.calls:
-        if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
-            continue
-        yield call
+_WEIGHT_READ = re.compile(r"(?:\.\w+)*\.(?:state_dict|named_parameters|parameters)\(")
+
+
+def _built_to_copy_weights_from(facts, method: FunctionInfo, node: cst.Call) -> bool:
+    """`vgg = models.vgg16(pretrained=True)` and then only `vgg.state_dict()` or `.named_parameters()`: a
+    model built to copy its weights into this one's layers (CSRNet's frontend), never a layer itself."""
+    names = [a.targets[0] for a in method.assigns if a.value is node and len(a.targets) == 1]
+    if len(names) != 1 or "." in names[0] or method.node is None:
+        return False
+    code = facts.module.code_for_node(method.node)
+    uses = list(re.finditer(rf"(?<![\w.]){re.escape(names[0])}\b", code))
+    reads = [u for u in uses if not re.match(r"\s*=[^=]", code[u.end():])]
+    return bool(reads) and all(_WEIGHT_READ.match(code, u.end()) for u in reads)
 
 
 def _zero(value: cst.BaseExpression) -> bool:
@@ -271,8 +300,9 @@ def _kept_on_self(method: FunctionInfo) -> set[int]:
 
 
 def _library_call(facts, node: cst.Call) -> bool:
-    """A call of something imported from outside torch (`Chem.MolFromSmiles`, `np.array`)."""
+    """A call of something imported from outside torch (`Chem.MolFromSmiles`, `np.array`), or at least not
+    by a relative import (`from .modules import Base_VGG as build_encoder` in a builder method)."""
     q = facts.qualify(node.func) or ""
-    return "." in q and not q.startswith("torch") and dotted_name(node.func) is not None and (
+    return "." in q and not q.startswith(("torch", ".")) and dotted_name(node.func) is not None and (
         dotted_name(node.func).split(".", 1)[0] in facts.imports
     )
