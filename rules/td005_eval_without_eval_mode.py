@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.evaluation import EVAL_TRIGGERS
-from torchdoctor.mode_methods import forgotten_by_eval_method, lightning_eval_hook_switches_nothing, module_eval_switches_nothing
+from torchdoctor.mode_methods import (
+    forgotten_by_eval_method,
+    lightning_eval_hook_switches_nothing,
+    lightning_runs_left_training,
+    module_eval_switches_nothing,
+)
 from torchdoctor.rule import Rule
+
+
+# `# Do not set .eval()`, `# no model.eval() here: dropout is the noise`: the author chose training mode
+_TRAINING_MODE_KEPT = re.compile(r"#.*(?:\b(?:do not|don't|dont|not|no|never|without|skip)\b.*\beval\b|\beval\b.*\bnot\b)", re.IGNORECASE)
+
+
+def _kept_training_on_purpose(ctx, fn) -> bool:
+    """A comment in the evaluating function says it leaves the model in training mode on purpose
+    (pix2pix keeps its Dropout on as noise at test time)."""
+    return fn.node is not None and any(_TRAINING_MODE_KEPT.search(line) for line in ctx.code(fn.node).splitlines() if "#" in line)
 
 
 class EvalWithoutEvalMode(Rule):
@@ -76,6 +93,8 @@ class EvalWithoutEvalMode(Rule):
                     continue
                 if not evaluation.may_change_with_mode(call, run.model):
                     continue  # no Dropout, BatchNorm or self.training in the model: the mode changes nothing
+                if _kept_training_on_purpose(ctx, call.function):
+                    continue
                 reported.update((model, id(call.node)))
                 owner = call.function.self_class()
                 if owner is not None:
@@ -102,6 +121,16 @@ class EvalWithoutEvalMode(Rule):
         """A wrapper's own `eval()` that forgets a network its `train()` switches (AttGAN's `self.G`),
         unless a run of that network in the class was reported already."""
         for cls in ctx.facts.all_classes:
+            for left in lightning_runs_left_training(cls):
+                if not ctx.evaluation.lightning_hook(left.hook) or not ctx.evaluation.may_change_with_mode(left.run, left.network):
+                    continue
+                when = "from the second batch on" if left.hook.name.endswith("_step") else "once the step has run"
+                yield ctx.report(
+                    left.run.node,
+                    f"'{left.network}' runs in `{cls.name}.{left.hook.name}()` in training mode {when}: "
+                    f"`{ctx.code(left.switched_back.node)}` in the step switches it back, and Lightning calls `eval()` "
+                    f"only once per loop; call `{left.network}.eval()` at the start of the hook (or drop the `.train()`)",
+                )
             for hook in lightning_eval_hook_switches_nothing(cls):
                 stage = hook.name.removeprefix("on_").removesuffix("_model_eval")
                 yield ctx.report(

@@ -107,3 +107,60 @@ def lightning_eval_hook_switches_nothing(cls: ClassInfo) -> list[FunctionInfo]:
         if not switches:
             found.append(method)
     return found
+
+
+@dataclass(frozen=True)
+class LeftTraining:
+    hook: FunctionInfo
+    run: object  # the CallInfo of the run
+    network: str  # `self.G_net`
+    switched_back: object  # the CallInfo of the step's `self.G_net.train()`
+
+
+_LIGHTNING_STAGE_HOOK = re.compile(r"^(?:on_)?(validation|test)_(?:step|epoch_end|batch_end|batch_start)$")
+
+
+def lightning_runs_left_training(cls: ClassInfo) -> list[LeftTraining]:
+    """Runs of a network in a LightningModule's validation (or test) hooks after the stage's step switches
+    that network back to training (`self.G_net.train()` at the end of `validation_step`, as a hand-written
+    loop would). Lightning calls `eval()` once per loop, so from the second batch on, and in the epoch-end
+    hook, the network runs in training mode unless the hook switches it to eval before the run."""
+    found = []
+    forward = cls.methods.get("forward")
+    runs_of_forward = {c.dotted for c in forward.calls} if forward is not None else set()
+    for stage in ("validation", "test"):
+        step = cls.methods.get(f"{stage}_step")
+        if step is None:
+            continue
+        back = {c.receiver: c for c in step.calls
+                if c.method == "train" and not c.node.args and (c.receiver or "").startswith("self.")}
+        if not back:
+            continue
+        for hook in cls.methods.values():
+            match = _LIGHTNING_STAGE_HOOK.match(hook.name)
+            if match is None or match.group(1) != stage:
+                continue
+            for run in hook.calls:
+                if run.dotted in back:
+                    networks = [run.dotted]
+                elif run.dotted in ("self", "self.forward"):
+                    networks = [n for n in back if n in runs_of_forward]
+                else:
+                    continue
+                for network in networks:
+                    if not _switched_to_eval_before(hook, network, run.context.order):
+                        found.append(LeftTraining(hook, run, network, back[network]))
+    return found
+
+
+def _switched_to_eval_before(hook: FunctionInfo, network: str, order: int) -> bool:
+    """The last switch of the network (or of the whole module) in the hook before `order` is to eval."""
+    mode = None
+    for c in hook.calls:
+        if c.context.order >= order or c.receiver not in (network, "self"):
+            continue
+        if c.method == "eval" and not c.node.args:
+            mode = "eval"
+        elif c.method == "train":
+            mode = "eval" if c.node.args and isinstance(c.node.args[0].value, cst.Name) and c.node.args[0].value.value == "False" else "train"
+    return mode == "eval"
