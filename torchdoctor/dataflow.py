@@ -446,7 +446,10 @@ class DataFlow:
             # (or held by another object: kornia's `self.model = _DissolvingWraper_HF(pipe)` ... `self.model.init_prompt(p)`)
             if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted_name(receiver) not in (None, "self", "cls"):
                 inst = self.instance_of(receiver, c.function, c.context.order)
-                if inst is not None and inst.cls is fn.cls:
+                # (or of a subclass that inherits the method: `ColumnCounter(CountingModel)`)
+                if inst is not None and inst.cls is not None and (
+                    inst.cls is fn.cls or inst.facts is self.facts and self.facts.find_method(inst.cls, fn.name) is fn
+                ):
                     found.append(c)
         return found
 

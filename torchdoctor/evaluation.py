@@ -355,7 +355,7 @@ class Evaluation:
     def _find_passes(self) -> list[EvalPass]:
         out = []
         for fn in self.facts.functions:
-            if fn.is_module or self._lightning_hook(fn) or _BN_STATISTICS.search(fn.name):
+            if fn.is_module or self.lightning_hook(fn) or _BN_STATISTICS.search(fn.name):
                 continue  # (precise-BN passes run the model in training mode on purpose; a plain `def test_step(model, ...)` is no Lightning hook)
             if _returns_first(fn):
                 continue  # `def test(self): return` above the old body: switched off, nothing after it runs
@@ -456,7 +456,7 @@ class Evaluation:
                 runs.append(ModelRun(r.call, r.model, has_modes=False, grad_off_inside=r.grad_off_inside))
         return tuple(runs)
 
-    def _lightning_hook(self, fn: FunctionInfo) -> bool:
+    def lightning_hook(self, fn: FunctionInfo) -> bool:
         """A LightningModule's evaluation step, or a Callback's evaluation hook in a file built on Lightning,
         that the framework runs."""
         if fn.name in LIGHTNING_HOOKS:
@@ -595,6 +595,9 @@ class Evaluation:
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted))
                 continue
+            if c.dotted in ("self", "self.forward") and self._module_trains_itself(fn):
+                runs.append(ModelRun(c, "self"))  # a Keras-style module's own `evaluate`: it sets its own mode
+                continue
             unwrapped = _unwrap_call_model(c)
             if unwrapped is not None and self.is_model_name(unwrapped):
                 runs.append(ModelRun(c, unwrapped))  # `accelerator.unwrap_model(model)(image)`
@@ -709,6 +712,12 @@ class Evaluation:
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
         return runs
+
+    def _module_trains_itself(self, fn: FunctionInfo) -> bool:
+        """fn is a method of an nn.Module that trains itself (`self.train()`, a backward and a step in its
+        own `fit`): its `self(x)` is a model run whose mode the module sets, not its caller."""
+        cls = fn.self_class()
+        return cls is not None and self.training.is_module_class(self.facts, cls) and self._trains_itself(self.facts, cls)
 
     def _trains_itself(self, facts, cls, depth: int = 0) -> bool:
         """`_switches_itself`, for the class or a base class of the project (Text-Mining's `BiLSTM_CRF(BaseModel)`,
