@@ -296,6 +296,12 @@ class MissingSetEpoch(Rule):
         for a in ctx.facts.assigns:
             if a.value is sampler and len(a.targets) == 1:  # (timm's loader holds the sampler; DGL's takes set_epoch)
                 return a.targets[0] + (".sampler" if (dotted_name(sampler.func) or "").endswith("create_loader") else "")
+        for a in ctx.facts.assigns:  # `train_loader, sampler = get_dataloader(config, ddp=ddp)` from another file
+            if len(a.targets) > 1 and isinstance(a.value, cst.Call):
+                for target in a.targets:
+                    origins = ctx.dataflow.origins(cst.Name(target), a.function, a.context.order + 1) if target.isidentifier() else []
+                    if any(o is not None and o.call is sampler for o in origins):
+                        return target
         return None
 
 
@@ -397,18 +403,32 @@ def _evaluates(evaluation, fn) -> bool:
 
 
 def _iterated_params(fn) -> list[str]:
-    """Parameters a function iterates in a for loop, directly or through a wrapper call."""
+    """Parameters a function iterates in a for loop, directly, through a wrapper call, or through a
+    local bound to one (`data_iter = tqdm(data_loader) if rank == 0 else data_loader`)."""
     params = set(fn.params)
     found = []
     for loop in fn.loops:
         it = loop.node.iter if isinstance(loop.node, cst.For) else None
-        names = [it] if isinstance(it, cst.Name) else []
-        if isinstance(it, cst.Call):
-            names = [a.value for a in it.args if isinstance(a.value, cst.Name)]
-            while isinstance(it, cst.Call) and it.args and isinstance(it.args[0].value, cst.Call):
-                it = it.args[0].value  # enumerate(log_every(loader, ...))
-                names += [a.value for a in it.args if isinstance(a.value, cst.Name)]
-        for n in names:
+        for n in _iterable_names(fn, it, 0):
             if n.value in params and n.value not in found:
                 found.append(n.value)
     return found
+
+
+def _iterable_names(fn, it, depth: int) -> list[cst.Name]:
+    """The names an iterable expression iterates: itself, a wrapper's arguments (`enumerate(log_every(loader,
+    ...))`), either side of a conditional, and what a local it names was bound to."""
+    if isinstance(it, cst.IfExp) and depth < 4:
+        return _iterable_names(fn, it.body, depth + 1) + _iterable_names(fn, it.orelse, depth + 1)
+    if isinstance(it, cst.Call):
+        names = [a.value for a in it.args if isinstance(a.value, cst.Name)]
+        while isinstance(it, cst.Call) and it.args and isinstance(it.args[0].value, cst.Call):
+            it = it.args[0].value  # enumerate(log_every(loader, ...))
+            names += [a.value for a in it.args if isinstance(a.value, cst.Name)]
+        return names
+    if not isinstance(it, cst.Name):
+        return []
+    if it.value in fn.params or depth >= 4:
+        return [it]
+    bound = [a.value for a in fn.assigns if a.targets == (it.value,) and a.value is not None]
+    return [it] + [n for value in bound for n in _iterable_names(fn, value, depth + 1)]
