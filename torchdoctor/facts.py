@@ -698,7 +698,7 @@ class _FactsVisitor:
             node=node,
             function=function,
             context=ctx,
-            qualname=self.f.qualify(dotted) if dotted else None,
+            qualname=self.f.qualify(dotted) if dotted and not self._shadowed(dotted) else None,
             dotted=dotted,
             method=method_name(node),
             receiver=dotted_name(receiver_node) if receiver_node is not None else None,
@@ -707,6 +707,12 @@ class _FactsVisitor:
         self.f.calls.append(info)
         for loop in ctx.loops:
             loop.calls.append(info)
+
+    def _shadowed(self, dotted: str) -> bool:
+        """The head of a called name is a parameter of the function (or of one enclosing it), not the module
+        imported under that name: `import model` ... `def predict_ab(model, L): model(L)`."""
+        head = dotted.partition(".")[0]
+        return head in self.f.imports and any(head in fn.params for fn in self.functions if not fn.is_module)
 
     def _record_assign(self, node: cst.CSTNode, targets: list[str], value, augmented=None) -> None:
         function = self.functions[-1]
