@@ -176,7 +176,9 @@ class ModeLayers:
         if found is not None:
             if not self.training.is_module_class(found[0], found[1]):
                 return False
-            return self.class_has_mode_layers(found[0], found[1], depth + 1)
+            return self.class_has_mode_layers(found[0], found[1], depth + 1) and not self._built_without_modes(
+                found[0], found[1], facts, node, depth
+            )
         q = facts.qualify(node.func)
         if q == "functools.partial" and node.args and depth < 6:
             # `gat_layer = partial(HardGAO, k=k)`: the layers it will build are the class's
@@ -211,6 +213,30 @@ class ModeLayers:
             if kind is not None:
                 return kind
         return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+
+    def _built_without_modes(self, cls_facts, cls, facts, node: cst.Call, depth: int) -> bool:
+        """This construction leaves out every mode layer the class holds: FlowNet's `ConvBlock(64, 128)`,
+        whose `if self.use_batch_norm: self.batch_norm = nn.BatchNorm2d(...)` needs `use_batch_norm=True`.
+        Only for a plain nn.Module whose other methods hold no mode layer of their own."""
+        init = cls.methods.get("__init__")
+        site = facts.call_info(node)
+        if init is None or site is None or depth > 4:
+            return False
+        if any(base not in ("torch.nn.Module", "torch.nn.modules.module.Module") for base in cls.bases):
+            return False
+        if any(a.targets and "training" in a.targets[0] for m in cls.methods.values() for a in m.assigns):
+            return False
+        if "self.training" in cls_facts.module.code_for_node(cls.node):
+            return False
+        for method in cls.methods.values():
+            if method is not init and any(self._call_has(cls_facts, c.node, method, depth + 1) for c in self._layer_calls(cls_facts, method)):
+                return False
+        stored = {attr: param for attr, param in cls.stored_params().items()}
+        caller = self.flow.flow_for(facts)
+        with_modes = [c for c in self._layer_calls(cls_facts, init) if self._call_has(cls_facts, c.node, init, depth + 1)]
+        return bool(with_modes) and all(
+            _flag_rules_out(cls_facts, c.context.branches, init, stored, caller, site) for c in with_modes
+        )
 
     def _builder_has(self, facts, node: cst.Call, builder: FunctionInfo, depth: int) -> bool:
         """A function of the file that builds layers, as this call runs it: a layer behind a flag the
@@ -270,6 +296,26 @@ def _modules_passed_in(cls) -> list[str]:
     ... `self.embedding(tokens)`; not `self.vocab = vocab`)."""
     called = {c.dotted for m in cls.methods.values() for c in m.calls}
     return [param for attr, param in cls.stored_params().items() if attr in called]
+
+
+def _flag_rules_out(facts, branches, init: FunctionInfo, stored: dict[str, str], caller, site) -> bool:
+    """Some `if` around a statement of `__init__` tests a flag parameter (or the `self.` attribute that keeps
+    it) that this construction leaves false, or sets false: `if self.use_batch_norm:` after
+    `self.use_batch_norm = use_batch_norm`, for `ConvBlock(64, 128)`."""
+    for if_id, branch in branches:
+        test = facts.if_tests.get(if_id)
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        name = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        param = stored.get(name) if name and name.startswith("self.") else name if name in init.params else None
+        if param is None or param in init.assigned_names():
+            continue
+        value = caller.literal_argument(init, param, site)
+        if isinstance(value, bool) or value is None:
+            if bool(value) != (not negated) and branch == 0 or bool(value) == (not negated) and branch == 1:
+                return True
+    return False
 
 
 _WEIGHT_READ = re.compile(r"(?:\.\w+)*\.(?:state_dict|named_parameters|parameters)\(")
