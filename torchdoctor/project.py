@@ -298,7 +298,9 @@ class ProjectIndex:
         found = []
         module = here.parent.name if here.stem == "__init__" else here.stem  # named by any import of it
         for path, text in self._project_texts(self.root_for(here)):
-            if path == here or module not in text or (f"{function_name}(" not in text and f"{function_name} as " not in text):
+            if path == here or (module not in text and "import *" not in text) or (
+                f"{function_name}(" not in text and f"{function_name} as " not in text
+            ):
                 continue  # (called by name, or imported under an alias: `evaluate_network_sparse as evaluate_network`)
             if is_test_file(str(path)) and not is_test_file(str(here)):
                 continue  # a unit test calls it with stand-ins (`predict_embeddings(loader, nn.Identity())`)
@@ -319,9 +321,11 @@ class ProjectIndex:
                     if self.module_file(path, whole) == here:
                         names.add(f"{local}.{function_name}")  # import inference ... inference.inference(...)
             if function_name not in other.toplevel_functions and function_name not in other.imported and any(
-                self.module_file(path, star) == here for star in other.star_imports
+                self._exports(path, star, here, function_name) for star in other.star_imports
             ):
-                names.add(function_name)  # from utils import *  ...  test(epoch, model, loader)
+                # from utils import *  ...  test(epoch, model, loader); or a package re-exporting it
+                # (`from nnflow import *`, with `from .inference import eval_model` in nnflow/__init__.py)
+                names.add(function_name)
             found.extend((other, c) for c in other.calls if c.dotted in names and _bound_where(c, scoped.get(c.dotted)))
         return found
 
