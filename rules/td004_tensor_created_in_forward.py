@@ -624,6 +624,7 @@ def _shaping_chain(node: cst.BaseExpression) -> list[cst.BaseExpression]:
         chain.append(node)
 
 
+_SPLITTING = {"chunk", "split", "unbind", "tensor_split"}
 _SELECTING = {"topk", "sort", "argsort", "nonzero", "argmax", "argmin", "scatter_", "masked_fill_", "index_fill_"}
 # Reductions over dimensions (their arguments are dims, not tensors): the result stays where the input is
 _REDUCING = {"sum", "any", "all", "cumsum", "prod", "mean", "amax", "amin", "count_nonzero"}
@@ -689,6 +690,33 @@ def _derivation_base(value: cst.BaseExpression) -> cst.Name | None:
         else:
             break
     return node if isinstance(node, cst.Name) and node is not value else None
+
+
+def _walks(fn: FunctionInfo) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, iterable) of every `for` statement and comprehension `for` in the function."""
+    found = [(loop.node.target, loop.node.iter) for loop in fn.loops if isinstance(loop.node, cst.For)]
+    if fn.node is not None:
+
+        class _Comprehensions(cst.CSTVisitor):
+            def visit_CompFor(self, n: cst.CompFor) -> None:
+                found.append((n.target, n.iter))
+
+        fn.node.body.visit(_Comprehensions())
+    return found
+
+
+def _walked_pairs(target: cst.BaseExpression, it: cst.BaseExpression) -> list[tuple[cst.Name, str]]:
+    """(the tensor name read, the loop variable bound to its elements): `for d in offsets`,
+    `for d in offsets.view(-1)`, and position by position `for dx, dy in zip(off_x.reshape(-1), off_y)`."""
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "zip" and isinstance(target, (cst.Tuple, cst.List)):
+        pairs = []
+        for arg, element in zip(it.args, target.elements):
+            base = arg.value if isinstance(arg.value, cst.Name) else _derivation_base(arg.value)
+            if base is not None and arg.keyword is None and not arg.star and isinstance(element.value, cst.Name):
+                pairs.append((base, element.value.value))
+        return pairs
+    base = it if isinstance(it, cst.Name) else _derivation_base(it)
+    return [(base, target.value)] if base is not None and isinstance(target, cst.Name) else []
 
 
 def _number_literal(node: cst.BaseExpression) -> bool:
@@ -958,19 +986,41 @@ def _subscript_keys(test: cst.BaseExpression) -> list:
     return keys
 
 
-def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of) -> bool:
+def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of, depth: int = 0) -> bool:
     """Every call the forward's path makes moves the result (kornia's LoFTR: `self.pe =
-    self._create_position_encoding(shape).to(self.pe.device)`); the call in `__init__` builds a buffer
-    before the model is moved, and `.to()` takes it along."""
+    self._create_position_encoding(shape).to(self.pe.device)`), or hands it back from a helper whose
+    callers all move it (pytorch-ssim's `_gaussian` inside `_create_window`, whose window the forward
+    casts with `type_as(img1)`); the call in `__init__` builds a buffer before the model is moved, and
+    `.to()` takes it along."""
     sites = [c for c in _sites_in_methods(facts, helper) if c.function.name != "__init__"]
     if not sites:
         return False
     for site in sites:
         scan = scan_of(site.function)
         target = scan.assigned_name(site.node)
-        if id(site.node) not in scan.moved and not (target and target in scan.moved_names) and not _read_on_host_at(site):
-            return False
+        if id(site.node) in scan.moved or (target and target in scan.moved_names) or _read_on_host_at(site):
+            continue
+        if depth < 2 and site.function.self_class() is not None and site.function.name != "forward" and (
+            _handed_back(site.function, site.node)
+        ) and _moved_at_every_call_site(facts, site.function, scan_of, depth + 1):
+            continue
+        return False
     return True
+
+
+def _handed_back(fn: FunctionInfo, made: cst.Call) -> bool:
+    """Every return of fn hands back a value computed from `made`: directly, or through the names
+    assigned from it (`_1D = self._gaussian(n).unsqueeze(1)`, `_2D = _1D.mm(_1D.t())`, `return _2D.expand(...)`)."""
+    returns = [r.value for r, _ in fn.returns if r.value is not None]
+    if not returns or len(returns) != len(fn.returns):
+        return False
+    carrying: set[str] = set()
+    for a in sorted(fn.assigns, key=lambda a: a.context.order):
+        if len(a.targets) == 1 and a.value is not None and (
+            any(c is made for c in calls_within(a.value)) or _read_names(a.value) & carrying
+        ):
+            carrying.add(a.targets[0])
+    return all(any(c is made for c in calls_within(r)) or bool(_read_names(r) & carrying) for r in returns)
 
 
 def _read_on_host_at(site) -> bool:
@@ -1898,6 +1948,11 @@ class _UseScan(cst.CSTVisitor):
             elif len(a.targets) > 1 and isinstance(value, cst.Call) and isinstance(a.node, cst.Assign) and len(a.node.targets) > 1:
                 for part in _shaping_chain(value):  # `kv_idx = block_idx = torch.arange(n)`: one tensor, two names
                     self.targets[id(part)] = a.targets[0]
+            elif (len(a.targets) > 1 and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                  and value.func.attr.value in _SPLITTING):
+                # `z0, z1 = torch.randn([2 * n, d]).chunk(2)`: the pieces are the factory's, under the first name
+                for part in _shaping_chain(value.func.value):
+                    self.targets[id(part)] = a.targets[0]
             elif len(a.targets) > 1 and isinstance(value, cst.Call) and not _runs_held_layer(fn, value):
                 # `mesh_a, mesh_b = torch.meshgrid(torch.arange(n), torch.arange(m))`: the outputs stand for
                 # the factories, under the first name; what happens to either happens to the group (not
@@ -1905,6 +1960,13 @@ class _UseScan(cst.CSTVisitor):
                 for arg in value.args:  # (YOLOX: `yv, xv = meshgrid([torch.arange(h), torch.arange(w)])`)
                     for part in _value_calls(arg.value):
                         self.targets[id(part)] = a.targets[0]
+        walks = _walks(fn)
+        self._walked: set[str] = set()  # loop variables bound to one element of a tensor at a time
+        for target, it in walks:  # `for shift in torch.arange(1, 4):` binds each element, as an assignment would
+            if isinstance(it, cst.Call) and isinstance(target, cst.Name):
+                for part in _shaping_chain(it):
+                    self.targets.setdefault(id(part), target.value)
+                self._walked.add(target.value)
         self._tracked = set(self.targets.values())
         # `x, t_span = self._prep_integration(x, t_span)`: what a helper hands back is judged here, by its use
         self.helper_results: set[int] = set()
@@ -1978,12 +2040,15 @@ class _UseScan(cst.CSTVisitor):
                 if used:
                     self.flows_into.setdefault(target, set()).update(used)
                     self._tracked.add(target)
-        for loop in fn.loops:  # `for idx in perm: z[idx + i * bs] = ...`: rows of a tracked tensor
-            it = loop.node.iter if isinstance(loop.node, cst.For) else None
-            if isinstance(it, cst.Name) and it.value in self._tracked and isinstance(loop.node.target, cst.Name):
-                self._derive_reads.add(id(it))
-                self.derived_from.setdefault(loop.node.target.value, set()).add(it.value)
-                self._tracked.add(loop.node.target.value)
+        # `for idx in perm: z[idx + i * bs] = ...`, `[... for dx, dy in zip(off_x.reshape(-1), off_y.reshape(-1))]`:
+        # the loop variables are elements of a tracked tensor
+        for target, it in walks if self._tracked else ():
+            for read, name in _walked_pairs(target, it):
+                if read.value in self._tracked:
+                    self._walked.add(name)
+                    self._derive_reads.add(id(read))
+                    self.derived_from.setdefault(name, set()).add(read.value)
+                    self._tracked.add(name)
         self._host_made: dict[int, _Statement] = {}
         self.device = _DeviceValues(fn, callers)
         self._statements: list[_Statement] = []  # the statements being walked (whether each touches the device)
@@ -2261,6 +2326,8 @@ class _UseScan(cst.CSTVisitor):
             )
             if kind == "tensor" and id(node) in self._element_reads:  # `scale_t[0]` handed to a CUDA kernel
                 kind = f"element{self._element_reads[id(node)]}"
+            elif kind == "tensor" and node.value in self._walked:  # `for d in offsets`: one element (0-dim of a vector)
+                kind = "element1"
             self._tick += 1
             self.uses.setdefault(node.value, []).append((self._tick, kind))
             if id(node) in self._made_buffers or (
@@ -2344,6 +2411,16 @@ class _UseScan(cst.CSTVisitor):
                 v = v.value  # `return ret[0]`: a part of it, handed back as it is
             if isinstance(v, cst.Name):
                 self._returned.add(id(v))
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        node.iter.visit(self)  # the comprehension's variables are written, not read
+        for condition in node.ifs:  # (`if not drop`: a test is a statement of its own, as in visit_If)
+            self._statements.append(_Statement(condition.test, self.device))
+            condition.visit(self)
+            self._statements.pop()
+        if node.inner_for_in is not None:
+            node.inner_for_in.visit(self)
+        return False
 
     def visit_For(self, node: cst.For) -> bool:
         node.iter.visit(self)  # the loop variable is written, not read
