@@ -81,6 +81,9 @@ class MissingSetEpoch(Rule):
             samplers = [s for s in samplers if s is not None and id(s) not in given_epoch and id(s) not in reported]
             if epoch_loop is not None:
                 samplers = [s for s in samplers if not _rebuilt_over_fresh_data(ctx.facts, s, epoch_loop)]
+            # (`loader = train_loader if is_train else test_loader` in a shared `run_epoch(split)`: the test
+            # sampler's order changes no loss average)
+            samplers = [s for s in samplers if not _EVALUATION.search((self._sampler_name(ctx, s) or "").rsplit(".", 1)[-1])]
             if not samplers or epoch_loop is None:
                 continue
             sampler = samplers[0]
