@@ -19,8 +19,8 @@ import libcst as cst
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
 from torchdoctor.facts import (
-    AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, calls_on_super, calls_within, dotted_name,
-    exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within,
+    AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, call_receiver, calls_on_super, calls_within,
+    dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within,
 )
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
@@ -1712,6 +1712,10 @@ class Evaluation:
             q = self.facts.qualify(value.func) or ""
             if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FACTORIES:
                 return True
+            if q in ("torch.cat", "torch.stack", "torch.concat") and value.args and isinstance(value.args[0].value, (cst.List, cst.Tuple)):
+                # `torch.cat([im, mask], dim=1)` of dummies made above
+                parts = [e.value for e in value.args[0].value.elements]
+                return bool(parts) and all(self.dummy_input(p, fn, depth, name) for p in parts)
             inner = [value.func.value] if isinstance(value.func, cst.Attribute) else []
             inner += [value.args[0].value] if value.args else []  # `Variable(...)`, `self.get_variable(...)`
             return any(self.dummy_input(v, fn, depth, name) for v in inner)
@@ -1719,8 +1723,11 @@ class Evaluation:
             return self.dummy_input(value.value, fn, depth, name)
         if isinstance(value, cst.Name) and depth > 0 and value.value == name:
             return True  # the name moved or cast: what it held before
-        if isinstance(value, cst.Name) and depth == 0:
-            assigned = [a.value for a in fn.assigns if a.targets == (value.value,)]
+        if isinstance(value, cst.Name) and (depth == 0 or depth < 3 and value.value != name):
+            # (one level further for a name inside a joined input: `coarse_out = coarse(torch.cat([im, mask]))`)
+            # (or unpacked from a call on dummies: `masks, images, up_layers = enc.forward(mask, img)`)
+            assigned = [a.value for a in fn.assigns if a.targets == (value.value,) or (
+                value.value in a.targets and isinstance(a.value, cst.Call))]
             # (at least one of them made from nothing: a loop variable only ever moved is data)
             return any(self.dummy_input(v, fn, depth + 1) for v in assigned) and all(
                 self.dummy_input(v, fn, depth + 1, value.value) for v in assigned
@@ -2662,11 +2669,18 @@ class Evaluation:
             value = value.args[0].value
         return isinstance(value, cst.Name) and value.value in fn.params and value.value not in ("self", "cls")
 
+    def _lightning_instance(self, name: str, call: CallInfo) -> bool:
+        """`name` holds an instance of a LightningModule subclass of the project (LaMa's training module)."""
+        inst = self.flow.instance_of(cst.parse_expression(name), call.function, call.context.order)
+        return inst is not None and inst.cls is not None and _lightning_class(self.training.project, inst.facts, inst.cls)
+
     def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int, by_name_only: bool = False) -> bool:
         """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
         returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
         train() finds the model training)."""
         judge = self.for_file(facts)
+        if _set_by_computed_name(cls, model):
+            return True  # `setattr(self, names[i], m)` then `self.models[i].eval()`: which attribute is which is not in the code
         holders = _holders_of(facts, cls, model)
         for m in cls.methods.values():
             runs = judge.model_runs(m) if m is not skip else []
@@ -2689,7 +2703,14 @@ class Evaluation:
                 receiver = c.receiver or _moved_receiver(c)  # (`self.model.to(self.device).eval()` in `__init__`)
                 # (`self.model.eval_mode()`: a wrapper's own switch, ns_vqa's attribute network in rl-bullet)
                 switch = c.method == "eval" or bool(c.method and _EVAL_MODE_API.match(c.method)) and not c.node.args
-                if every or (switch and receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
+                # (`self.models = [self.netG1, self.netG2]` ... `self.models[i].eval()`: an element of a list holding it)
+                listed = switch and model.startswith("self.") and _switches_listed_element(c, cls, model)
+                # (`self.edge_model.generator.eval()`: the part of the model that has a mode, switched by choice,
+                # as `_last_mode` takes a child's eval() within one function)
+                child = c.method == "eval" and receiver is not None and receiver != model and within(receiver, model)
+                # (`self.G.freeze()` on a LightningModule: Lightning's freeze() is `eval()` plus requires_grad off)
+                frozen = c.method == "freeze" and not c.node.args and receiver in holders and judge._lightning_instance(receiver, c)
+                if every or listed or child or frozen or (switch and receiver in holders) or (c.method == "train" and _is_false_arg(c.node)):
                     if judge._last_mode(m, model, 1 << 62) != "train":
                         return True
             for a in m.assigns:  # `self.inception, self.deeplab = create_metric_models(opt)`, each in eval mode
@@ -2994,10 +3015,14 @@ def _all_work_without_grad(method: FunctionInfo) -> bool:
     return bool(work) and all(any(is_no_grad_name(w) for w in c.context.withs) for c in work)
 
 
+_TRAINING_FLAG = re.compile(r"^(is_?)?(training|train)$", re.IGNORECASE)
+
+
 def _gated_by_training_flag(call: CallInfo) -> bool:
-    """The call runs only under a test of some module's `.training` flag."""
+    """The call runs only under a test of some module's `.training` flag (or a trainer's own
+    `self.isTraining`, which its `eval()` clears)."""
     return any(
-        isinstance(n, cst.Attribute) and n.attr.value == "training"
+        isinstance(n, cst.Attribute) and (n.attr.value == "training" or _TRAINING_FLAG.match(n.attr.value))
         for test in call.context.conditions for n in _attributes_in(test)
     )
 
@@ -3280,6 +3305,48 @@ def _asked_for_evaluation(call: CallInfo) -> bool:
 
 def _is_false_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _lightning_class(project, facts, cls, depth: int = 0) -> bool:
+    """cls derives from LightningModule, directly or through bases of the project."""
+    for base, written in zip(cls.bases, cls.written_bases):
+        if base.endswith("LightningModule"):
+            return True
+        found = lookup_class(project, facts, written) if depth < 5 else None
+        if found is not None and found[1] is not cls and _lightning_class(project, found[0], found[1], depth + 1):
+            return True
+    return False
+
+
+def _set_by_computed_name(cls, model: str) -> bool:
+    """`self.str_encoder` is never assigned by name, and the class sets attributes by computed names
+    (`setattr(self, models_name[i], m)`): it is one of those."""
+    if not model.startswith("self.") or model.count(".") != 1:
+        return False
+    methods = cls.methods.values()
+    if any(a.targets and model in a.targets for m in methods for a in m.assigns):
+        return False
+    return any(
+        c.dotted == "setattr" and len(c.node.args) >= 2 and dotted_name(c.node.args[0].value) == "self"
+        and not isinstance(c.node.args[1].value, cst.SimpleString)
+        for m in methods for c in m.calls
+    )
+
+
+def _switches_listed_element(call: CallInfo, cls, model: str) -> bool:
+    """`self.models[i].eval()` where some method of the class sets `self.models = [..., model, ...]`."""
+    receiver = call_receiver(call.node)
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        receiver = receiver.func.value  # (`self.models[i].to(device).eval()`)
+    if not isinstance(receiver, cst.Subscript):
+        return False
+    held = dotted_name(receiver.value)
+    if held is None or not held.startswith("self."):
+        return False
+    return any(
+        a.targets == (held,) and isinstance(a.value, cst.List) and any(dotted_name(e.value) == model for e in a.value.elements)
+        for m in cls.methods.values() for a in m.assigns
+    )
 
 
 def _holders_of(facts, cls, model: str) -> set[str]:

@@ -13,7 +13,7 @@ import libcst as cst
 from torchdoctor.facts import ClassInfo, FunctionInfo, calls_on_super
 
 # `eval`, `set_eval`, `eval_mode`, FullSubNet's `_set_models_to_eval_mode`: a switch, not an evaluation step
-_MODE_METHOD = re.compile(r"^(set_|to_)?(train|eval)(_mode)?$|_mode$")
+_MODE_METHOD = re.compile(r"^(set_|to_|set_to_|switch_to_)?(train|eval)(_mode)?$|_mode$")
 _OPTIMIZER = re.compile(r"optim", re.I)
 
 
@@ -39,10 +39,26 @@ def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
             continue
         to_train = _switched(twin, to_eval=False)
         to_eval = _switched(method, to_eval=True)
-        forgotten = tuple(r for r in to_train if r not in to_eval)
+        # (a discriminator that only the backward steps run is never run by an evaluation)
+        forgotten = tuple(r for r in to_train if r not in to_eval and not _run_only_to_train(cls, r))
         if to_train and forgotten:
             found.append(ForgottenSwitch(method, twin, forgotten))
     return found
+
+
+def _run_only_to_train(cls: ClassInfo, network: str) -> bool:
+    """Every method of the class that runs the network backpropagates or steps (`backward_D`), or is
+    called only by methods that do (`optimize_params` stepping the losses `backward_D` returns)."""
+    methods = cls.methods.values()
+
+    def trains(m: FunctionInfo) -> bool:
+        return any(c.method in ("backward", "step") for c in m.calls)
+
+    def callers(m: FunctionInfo) -> list[FunctionInfo]:
+        return [o for o in methods if any(c.dotted == f"self.{m.name}" for c in o.calls)]
+
+    running = [m for m in methods if any(c.dotted == network for c in m.calls)]
+    return bool(running) and all(trains(m) or (callers(m) and all(trains(o) for o in callers(m))) for m in running)
 
 
 def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
