@@ -711,7 +711,22 @@ class Evaluation:
                     off = all(r.grad_off_inside or _no_grad_at(helper, r.call) for r in handed_on)
                     runs.append(ModelRun(c, name, grad_off_inside=off))
                     break
+        if "import_module" in self.facts.source:
+            runs = [r for r in runs if not (r.model and self._picked_at_run_time(r.model, fn, r.call.context.order))]
         return runs
+
+    def _picked_at_run_time(self, name: str, fn: FunctionInfo, order: int, depth: int = 0) -> bool:
+        """`model = importlib.import_module(f"Miniproject_{n}.model")`, `Model = importlib.import_module(...).Model`,
+        `model = Model()`: code chosen by a string at run time, whose modes and gradients are its own business."""
+        held = self.flow.value_of(name.split(".", 1)[0], fn, order) if depth < 3 else None
+        value = held[0] if held is not None else None
+        while isinstance(value, (cst.Attribute, cst.Call)):
+            if isinstance(value, cst.Call) and self.facts.qualify(value.func) == "importlib.import_module":
+                return True
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                return self._picked_at_run_time(value.func.value, fn, order, depth + 1)  # `model = Model()`
+            value = value.func if isinstance(value, cst.Call) else value.value
+        return False
 
     def _module_trains_itself(self, fn: FunctionInfo) -> bool:
         """fn is a method of an nn.Module that trains itself (`self.train()`, a backward and a step in its

@@ -69,8 +69,8 @@ class ModeLayers:
 
     def _compute(self, facts, cls, depth, handed_in: bool = True) -> bool:
         for base, written in zip(cls.bases, cls.written_bases):
-            if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                continue
+            if base in ("torch.nn.Module", "torch.nn.modules.module.Module", "object"):
+                continue  # (`class Module(object)` of a from-scratch framework: no mode of its own)
             # a base of this file, or of another file of the project (salina's `Agent(nn.Module)` in agent.py)
             found = lookup_class(self.training.project, facts, written)
             if found is not None:
@@ -212,7 +212,7 @@ class ModeLayers:
             kind = self._layer_kind_variable(facts, fn, name, depth)
             if kind is not None:
                 return kind
-        return name[:1].isupper() and name not in ("ValueError", "TypeError", "RuntimeError", "NotImplementedError")
+        return name[:1].isupper() and not name.endswith(("Error", "Exception", "Warning"))  # (`raise KeyError(...)`)
 
     def _built_without_modes(self, cls_facts, cls, facts, node: cst.Call, depth: int) -> bool:
         """This construction leaves out every mode layer the class holds: FlowNet's `ConvBlock(64, 128)`,
@@ -286,6 +286,8 @@ class ModeLayers:
     def _unknown_constructor(q: str) -> bool:
         """A class or factory from another library (torchvision, timm, ...): it may hold anything."""
         last = q.rsplit(".", 1)[-1]
+        if q.startswith(("collections.", "typing.", "dataclasses.")):
+            return False  # `self._modules = OrderedDict()` in a from-scratch framework's Module: a container
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
