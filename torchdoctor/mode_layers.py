@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from torchdoctor.dataflow import under_moves
-from torchdoctor.facts import FunctionInfo, dotted_name
+from torchdoctor.facts import FunctionInfo, default_of, dotted_name
 from torchdoctor.project import lookup_class
 
 # PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
@@ -145,6 +145,8 @@ class ModeLayers:
             flow = self.flow.flow_for(site_facts)
             for param in passed:
                 arg = flow.argument_for(init, param, site)
+                if arg is None and not any(a.star for a in site.node.args) and _mode_free_default(facts, init, param):
+                    continue  # `activation=F.relu` left to its default: a function, no module
                 made = self._construction_of(flow, site, arg)
                 if made is None or self._call_has(site_facts, made, site.function, depth + 1):
                     return False
@@ -291,6 +293,17 @@ class ModeLayers:
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _mode_free_default(facts, init: FunctionInfo, param: str) -> bool:
+    """The parameter's default is None or a torch function (`activation=F.relu`), not a module."""
+    default = default_of(init, param)
+    if default is None:
+        return False
+    if isinstance(default, cst.Name) and default.value == "None":
+        return True
+    q = facts.qualify(default) or ""
+    return q.startswith("torch.") and q.rsplit(".", 1)[-1][:1].islower()
 
 
 def _modules_passed_in(cls) -> list[str]:
