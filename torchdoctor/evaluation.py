@@ -598,7 +598,7 @@ class Evaluation:
             if c.dotted in ("self", "self.forward") and self._module_trains_itself(fn):
                 runs.append(ModelRun(c, "self"))  # a Keras-style module's own `evaluate`: it sets its own mode
                 continue
-            unwrapped = _unwrap_call_model(c)
+            unwrapped = _unwrap_call_model(c) or self._unwrapped_local(c)
             if unwrapped is not None and self.is_model_name(unwrapped):
                 runs.append(ModelRun(c, unwrapped))  # `accelerator.unwrap_model(model)(image)`
                 continue
@@ -727,6 +727,17 @@ class Evaluation:
                 return self._picked_at_run_time(value.func.value, fn, order, depth + 1)  # `model = Model()`
             value = value.func if isinstance(value, cst.Call) else value.value
         return False
+
+    def _unwrapped_local(self, call: CallInfo) -> str | None:
+        """`unwrap_model = self.accelerator.unwrap_model(self.G_Net)`, then `unwrap_model(x)`: the model unwrapped."""
+        if not isinstance(call.node.func, cst.Name) or call.function.is_module:
+            return None
+        name = call.node.func.value
+        # (every binding before the call, `unwrap_model = unwrap_model.to(self.device)` moving what it held)
+        values = [a.value for a in call.function.assigns if a.targets == (name,) and a.context.order < call.context.order]
+        found = [_unwrap_call_model(CallInfo(cst.Call(func=v), call.function, call.context, None, None, None, None))
+                 for v in values if isinstance(v, cst.Call)]
+        return next((m for m in found if m is not None), None)
 
     def _module_trains_itself(self, fn: FunctionInfo) -> bool:
         """fn is a method of an nn.Module that trains itself (`self.train()`, a backward and a step in its

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchdoctor.facts import ClassInfo, FunctionInfo, calls_on_super
+from torchdoctor.facts import ClassInfo, FunctionInfo, calls_on_super, dotted_name
 
 # `eval`, `set_eval`, `eval_mode`, FullSubNet's `_set_models_to_eval_mode`: a switch, not an evaluation step
 _MODE_METHOD = re.compile(r"^(set_|to_|set_to_|switch_to_)?(train|eval)(_mode)?$|_mode$")
@@ -57,8 +57,17 @@ def _run_only_to_train(cls: ClassInfo, network: str) -> bool:
     def callers(m: FunctionInfo) -> list[FunctionInfo]:
         return [o for o in methods if any(c.dotted == f"self.{m.name}" for c in o.calls)]
 
-    running = [m for m in methods if any(c.dotted == network for c in m.calls)]
+    running = [m for m in methods if any(c.dotted == network for c in m.calls) or _run_unwrapped(m, network)]
     return bool(running) and all(trains(m) or (callers(m) and all(trains(o) for o in callers(m))) for m in running)
+
+
+def _run_unwrapped(method: FunctionInfo, network: str) -> bool:
+    """`unwrap_model = self.accelerator.unwrap_model(self.G_Net)`, then `unwrap_model(input_imgs)`."""
+    bound = {
+        a.targets[0] for a in method.assigns
+        if len(a.targets) == 1 and isinstance(a.value, cst.Call) and any(dotted_name(arg.value) == network for arg in a.value.args)
+    }
+    return bool(bound) and any(c.dotted in bound for c in method.calls)
 
 
 def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
