@@ -21,7 +21,10 @@ _TRAINING_MODE_KEPT = re.compile(r"#.*(?:\b(?:do not|don't|dont|not|no|never|wit
 def _kept_training_on_purpose(ctx, fn) -> bool:
     """A comment in the evaluating function says it leaves the model in training mode on purpose
     (pix2pix keeps its Dropout on as noise at test time)."""
-    return fn.node is not None and any(_TRAINING_MODE_KEPT.search(line) for line in ctx.code(fn.node).splitlines() if "#" in line)
+    return fn.node is not None and any(
+        _TRAINING_MODE_KEPT.search(line) and "forget" not in line.lower()  # (not `# do not forget model.eval()`)
+        for line in ctx.code(fn.node).splitlines() if "#" in line
+    )
 
 
 class EvalWithoutEvalMode(Rule):
