@@ -1256,19 +1256,22 @@ def _parameter_tested(test: cst.BaseExpression | None, params) -> tuple | None:
     return param, literals, isinstance(operator, (cst.Equal, cst.In))
 
 
-def _flag_tested(test: cst.BaseExpression | None, params) -> tuple[str, bool] | None:
-    """(param, truthy) for `if train:` (True) and `if not train:` (False)."""
+def flag_tested(test: cst.BaseExpression | None, params, kept: dict[str, str] | None = None) -> tuple[str, bool] | None:
+    """(param, truthy) for `if train:` (True) and `if not train:` (False); with `kept` (attribute ->
+    constructor parameter), also for `if self.use_batch_norm:` after `self.use_batch_norm = use_batch_norm`."""
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negated = test.expression, not negated
     if isinstance(test, cst.Name) and test.value in params and test.value not in ("self", "cls"):
         return test.value, not negated
+    if kept and isinstance(test, cst.Attribute) and dotted_name(test) in kept:
+        return kept[dotted_name(test)], not negated
     return None
 
 
 def _parameter_in_test(test: cst.BaseExpression | None, params) -> str | None:
     """The parameter an `if` test compares with literals or tests as a flag."""
-    compared = _parameter_tested(test, params) or _flag_tested(test, params)
+    compared = _parameter_tested(test, params) or flag_tested(test, params)
     return compared[0] if compared is not None else None
 
 
@@ -1280,7 +1283,7 @@ def _test_outcome(test: cst.BaseExpression, param: str, value) -> bool | None:
     if compared is not None:
         _, literals, equal = compared
         return (value in literals) == equal
-    flag = _flag_tested(test, (param,))
+    flag = flag_tested(test, (param,))
     return bool(value) == flag[1] if flag is not None else None
 
 

@@ -735,9 +735,7 @@ class Evaluation:
         name = call.node.func.value
         # (every binding before the call, `unwrap_model = unwrap_model.to(self.device)` moving what it held)
         values = [a.value for a in call.function.assigns if a.targets == (name,) and a.context.order < call.context.order]
-        found = [_unwrap_call_model(CallInfo(cst.Call(func=v), call.function, call.context, None, None, None, None))
-                 for v in values if isinstance(v, cst.Call)]
-        return next((m for m in found if m is not None), None)
+        return next((m for m in map(_unwrapped_model, values) if m is not None), None)
 
     def _module_trains_itself(self, fn: FunctionInfo) -> bool:
         """fn is a method of an nn.Module that trains itself (`self.train()`, a backward and a step in its
@@ -3005,7 +3003,11 @@ def _calls_param(helper: FunctionInfo, param: str) -> bool:
 
 def _unwrap_call_model(call: CallInfo) -> str | None:
     """`model` in `accelerator.unwrap_model(model)(x)`: a model called through the call that unwraps it."""
-    inner = call.node.func
+    return _unwrapped_model(call.node.func)
+
+
+def _unwrapped_model(inner: cst.BaseExpression) -> str | None:
+    """`model` in `accelerator.unwrap_model(model)`."""
     if not isinstance(inner, cst.Call) or not inner.args or inner.args[0].keyword is not None:
         return None
     if "unwrap" not in (dotted_name(inner.func) or "").rsplit(".", 1)[-1]:

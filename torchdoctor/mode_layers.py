@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.dataflow import under_moves
+from torchdoctor.dataflow import flag_tested, under_moves
 from torchdoctor.facts import FunctionInfo, default_of, dotted_name
 from torchdoctor.project import lookup_class
 
@@ -81,12 +81,13 @@ class ModeLayers:
         if handed_in and self._wraps_unknown_module(facts, cls, depth):
             return True
         for method in cls.methods.values():
-            if any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method)):
+            if self._runs_mode_layer(facts, method, depth) or _sets_training(method):
                 return True
-            if any(a.targets and "training" in a.targets[0] for a in method.assigns):
-                return True
-        code = facts.module.code_for_node(cls.node)
-        return "self.training" in code
+        return "self.training" in facts.module.code_for_node(cls.node)
+
+    def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int) -> bool:
+        """Some call of the method builds or runs a layer that acts on the mode."""
+        return any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method))
 
     def method_has_modes(self, facts, cls, method) -> bool:
         """Whether one method of a module may act differently in eval mode: the class's mode layers
@@ -226,15 +227,11 @@ class ModeLayers:
             return False
         if any(base not in ("torch.nn.Module", "torch.nn.modules.module.Module") for base in cls.bases):
             return False
-        if any(a.targets and "training" in a.targets[0] for m in cls.methods.values() for a in m.assigns):
+        if _acts_on_training_flag(cls_facts, cls):
             return False
-        if "self.training" in cls_facts.module.code_for_node(cls.node):
+        if any(m is not init and self._runs_mode_layer(cls_facts, m, depth + 1) for m in cls.methods.values()):
             return False
-        for method in cls.methods.values():
-            if method is not init and any(self._call_has(cls_facts, c.node, method, depth + 1) for c in self._layer_calls(cls_facts, method)):
-                return False
-        stored = {attr: param for attr, param in cls.stored_params().items()}
-        caller = self.flow.flow_for(facts)
+        stored, caller = cls.stored_params(), self.flow.flow_for(facts)
         with_modes = [c for c in self._layer_calls(cls_facts, init) if self._call_has(cls_facts, c.node, init, depth + 1)]
         return bool(with_modes) and all(
             _flag_rules_out(cls_facts, c.context.branches, init, stored, caller, site) for c in with_modes
@@ -295,6 +292,16 @@ class ModeLayers:
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
 
 
+def _sets_training(method: FunctionInfo) -> bool:
+    """The method assigns a `training` flag (`self.training = mode`)."""
+    return any(a.targets and "training" in a.targets[0] for a in method.assigns)
+
+
+def _acts_on_training_flag(facts, cls) -> bool:
+    """The class sets or reads `self.training` itself (`if self.training: x = x + noise`)."""
+    return any(_sets_training(m) for m in cls.methods.values()) or "self.training" in facts.module.code_for_node(cls.node)
+
+
 def _mode_free_default(facts, init: FunctionInfo, param: str) -> bool:
     """The parameter's default is None or a torch function (`activation=F.relu`), not a module."""
     default = default_of(init, param)
@@ -318,18 +325,13 @@ def _flag_rules_out(facts, branches, init: FunctionInfo, stored: dict[str, str],
     it) that this construction leaves false, or sets false: `if self.use_batch_norm:` after
     `self.use_batch_norm = use_batch_norm`, for `ConvBlock(64, 128)`."""
     for if_id, branch in branches:
-        test = facts.if_tests.get(if_id)
-        negated = False
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, negated = test.expression, not negated
-        name = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-        param = stored.get(name) if name and name.startswith("self.") else name if name in init.params else None
-        if param is None or param in init.assigned_names():
+        tested = flag_tested(facts.if_tests.get(if_id), init.params, stored)
+        if tested is None or tested[0] in init.assigned_names():
             continue
+        param, truthy = tested
         value = caller.literal_argument(init, param, site)
-        if isinstance(value, bool) or value is None:
-            if bool(value) != (not negated) and branch == 0 or bool(value) == (not negated) and branch == 1:
-                return True
+        if (isinstance(value, bool) or value is None) and (bool(value) == truthy) != (branch == 0):
+            return True  # (only a bool or None: the test holds exactly when the value is `truthy`)
     return False
 
 

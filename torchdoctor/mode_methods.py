@@ -79,10 +79,7 @@ def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
             continue
         if _OPTIMIZER.search(call.receiver.rsplit(".", 1)[-1]):
             continue
-        args = call.node.args
-        false = bool(args) and isinstance(args[0].value, cst.Name) and args[0].value.value == "False"
-        goes_to_eval = call.method == "eval" or false
-        if goes_to_eval == to_eval and call.receiver not in out:
+        if _to_eval(call) == to_eval and call.receiver not in out:
             out.append(call.receiver)
     return out
 
@@ -184,8 +181,12 @@ def _switched_to_eval_before(hook: FunctionInfo, network: str, order: int) -> bo
     for c in hook.calls:
         if c.context.order >= order or c.receiver not in (network, "self"):
             continue
-        if c.method == "eval" and not c.node.args:
-            mode = "eval"
-        elif c.method == "train":
-            mode = "eval" if c.node.args and isinstance(c.node.args[0].value, cst.Name) and c.node.args[0].value.value == "False" else "train"
+        if c.method == "train" or c.method == "eval" and not c.node.args:
+            mode = "eval" if _to_eval(c) else "train"
     return mode == "eval"
+
+
+def _to_eval(call) -> bool:
+    """A `train`/`eval` call switches to eval mode: `x.eval()` or `x.train(False)`."""
+    args = call.node.args
+    return call.method == "eval" or bool(args) and isinstance(args[0].value, cst.Name) and args[0].value.value == "False"
