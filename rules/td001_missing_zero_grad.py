@@ -239,6 +239,8 @@ def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list
         test = facts.if_tests.get(if_id)
         if (if_id, branch) in info.context.branches or not _unchanged_in_loop(loop, test):
             continue
+        if branch == 0 and _tests_existence_of(test, step.target):
+            continue
         if not any((if_id, 1 - branch) in other for other in all_resets):
             return test
     return None
@@ -278,10 +280,23 @@ def _reset_on_some_iterations(facts, loop, backwards: list, reset_at: tuple, ste
         test = facts.if_tests.get(if_id)
         if test is None or (if_id, branch) in info.context.branches:
             continue
+        if branch == 0 and _tests_existence_of(test, step.target):
+            continue
         if any((if_id, 1 - branch) in other for other in all_resets) or all((if_id, branch) in b for b in backwards):
             continue
         return test
     return None
+
+
+def _tests_existence_of(test: cst.BaseExpression | None, optimizer: str | None) -> bool:
+    """`if self.optimizer is not None:` (or `if self.optimizer:`) around the optimizer's own reset: the
+    step would raise without it, so on every iteration that steps the test holds (a solver that builds
+    its optimizer on the first batch resets there as it builds it)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot):
+        if not (isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+            return False
+        test = test.left
+    return optimizer is not None and dotted_name(test) == optimizer
 
 
 _STEP_FLAGS = frozenset({"update_grad", "need_update", "update"})  # timm's NativeScaler: step only when true
