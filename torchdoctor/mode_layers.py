@@ -39,6 +39,7 @@ class ModeLayers:
         self.training = training
         self.flow = flow
         self._cache: dict[int, bool] = {}
+        self._factories_followed: set[tuple[int, str]] = set()  # (constructor, parameter) being followed
 
     def instance_has_mode_layers(self, inst) -> bool:
         if inst.cls is not None:
@@ -56,7 +57,7 @@ class ModeLayers:
         if key in self._cache:
             return self._cache[key]
         self._cache[key] = True  # cycles and deep trees: assume yes
-        if depth > 6:
+        if depth > 16:
             return True
         answer = self._compute(facts, cls, depth)
         self._cache[key] = answer
@@ -208,7 +209,7 @@ class ModeLayers:
             return False  # method calls on tensors and submodules
         local = facts.resolve_callee(node.func, fn)
         if local is not None:
-            return self._builder_has(facts, node, local, depth) if depth < 4 else True
+            return self._builder_has(facts, node, local, depth) if depth < 12 else True
         if name in facts.imported:
             return self._unknown_constructor(name)
         if fn is not None and fn.name == "__init__":
@@ -267,7 +268,45 @@ class ModeLayers:
                     return True  # `eval(block)`, `LAYERS[kind]`: looked up at run time
         if classes:
             return any(self._call_has(facts, cst.Call(func=c), fn, depth + 1) for c in classes)
-        return True if name in fn.params else None
+        if name in fn.params:
+            return self._factory_param_has(facts, fn, name, depth)
+        return None
+
+    def _factory_param_has(self, facts, init: FunctionInfo, param: str, depth: int) -> bool:
+        """A layer factory handed to the constructor and called there (FFA-Net's `conv=default_conv`, then
+        `Group(conv, dim, ...)`): what every construction of the class in the project passes, or the
+        default where one passes nothing. Unknown (True) when some construction cannot be read."""
+        cls, project, key = init.cls, self.training.project, (id(init), param)
+        if cls is None or project is None or depth > 16 or key in self._factories_followed:
+            return True
+        sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
+        sites += project.callers_elsewhere(facts, cls.name)
+        self._factories_followed.add(key)  # (a factory handed down `FFA -> Group -> Block` is one hop each)
+        try:
+            if not sites:  # (a variant the project never builds: as its default would build it)
+                return self._factory_arg_has(facts, init, default_of(init, param), depth)
+            for site_facts, site in sites:
+                arg = self.flow.flow_for(site_facts).argument_for(init, param, site)
+                if arg is None and any(a.star for a in site.node.args):
+                    return True
+                if arg is None and self._factory_arg_has(facts, init, default_of(init, param), depth):
+                    return True
+                if arg is not None and self._factory_arg_has(site_facts, site.function, arg, depth):
+                    return True
+            return False
+        finally:
+            self._factories_followed.discard(key)
+
+    def _factory_arg_has(self, facts, fn, arg, depth: int) -> bool:
+        """What a factory argument builds: a class or function it names, any of a list of them
+        (DehazeFormer's `norm_layer=[RLN, RLN, ...]`), or an element of one (`norm_layer[0]`)."""
+        if isinstance(arg, cst.Subscript):
+            arg = arg.value
+        if isinstance(arg, (cst.List, cst.Tuple)):
+            return any(self._factory_arg_has(facts, fn, e.value, depth) for e in arg.elements)
+        if not isinstance(arg, (cst.Name, cst.Attribute)) or dotted_name(arg) == "None":
+            return True
+        return self._call_has(facts, cst.Call(func=arg), fn, depth)
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
         return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
@@ -287,6 +326,8 @@ class ModeLayers:
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("collections.", "typing.", "dataclasses.")):
             return False  # `self._modules = OrderedDict()` in a from-scratch framework's Module: a container
+        if last.endswith("_") and not last.startswith("_"):
+            return False  # timm's `trunc_normal_(self.meta1.weight, std=.02)`: an in-place initializer
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
