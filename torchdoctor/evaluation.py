@@ -99,11 +99,13 @@ METRIC_NAME = re.compile(r"psnr|ssim|lpips|fid|metric|loss|criterion|iqa|score",
 LIGHTNING_HOOKS = {
     "validation_step", "test_step", "predict_step", "on_validation_epoch_end", "on_test_epoch_end",
     "validation_epoch_end", "test_epoch_end", "eval_step",
+    "val_step",  # (mmcv's and mmengine's runners call `model.val_step(...)` after `model.eval()`, under no_grad)
 }
 # A Lightning Callback's evaluation hooks: the evaluation loop calls them after switching the module to
 # eval mode and inside its no_grad (or inference_mode) context, before switching back.
 _LIGHTNING_CALLBACK_HOOKS = re.compile(r"^on_(validation|test|predict)(_epoch|_batch)?_(start|end)$")
-_DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress", re.I)  # (`pbar`: a progress bar over the batches)
+# (`pbar`: a progress bar over the batches; `os.listdir(...)`, `glob(...)`: one input file per iteration)
+_DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress|listdir|glob|scandir", re.I)
 _ACTING_CLASS = re.compile(r"(Agent|Actor|Policy|Player|Explorer)$")
 _ACTING_METHOD = re.compile(r"^(__call__|act|get_action|select_action|choose_action|sample_action|step)$")
 _EVAL_STEP_HOOK = re.compile(r"(prediction|predict|eval|evaluation|validation|test)_step$")
@@ -395,7 +397,7 @@ class Evaluation:
             if fn.is_module or _BN_STATISTICS.search(fn.name):
                 continue
             for loop in fn.loops:
-                last = loop.iter_name.rsplit(".", 1)[-1] if loop.iter_name else ""
+                last = loop.iter_name.rsplit(".", 1)[-1] if loop.iter_name else _keyed_loader(loop)
                 named_for_evaluation = bool(_EVAL_LOADER.search(last))
                 if not (named_for_evaluation or _ANY_LOADER.search(last)):
                     continue  # (`def accuracy(network, loader, ...)`: a no_grad loop over a loader is a pass)
@@ -406,7 +408,7 @@ class Evaluation:
                 )  # (`model(x)`, and `network.predict(x)` of a model the function switches with .eval()/.train())
                 if not calls or any(e.kind == "backward" for e in self.training.loop_events(loop)):
                     continue
-                if named_for_evaluation or not self._fed_training_data(fn, loop.iter_name):
+                if named_for_evaluation or not self._fed_training_data(fn, loop.iter_name or last):
                     out.append(EvalPass(fn, calls, False))
         for fn in self.facts.functions:
             if fn.is_module or not fn.loops or any(p.function is fn for p in out):
@@ -1762,6 +1764,8 @@ class Evaluation:
         """`eval_batch(model, image, target)` called from a validation loop: each call is one batch
         of an evaluation (unlike PPO's `evaluate_actions`, called from an update that steps)."""
         sites = self.sites_anywhere(fn, through_bases=True)
+        if not sites and fn.cls is not None:  # `sess.inf_batch_test('test', batch)` on `sess = Session()` here
+            sites = [(self, s) for s in self.flow.instance_call_sites(fn)]
         if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
         return bool(sites) and all(judge._per_batch_site(s, depth) for judge, s in sites)
@@ -3114,7 +3118,21 @@ def _loop_source(loop) -> str:
         bound = it.args[0].value if len(it.args) == 1 else it.args[1].value
         if isinstance(bound, cst.Call) and dotted_name(bound.func) == "len" and bound.args:
             return dotted_name(bound.args[0].value) or ""
-    return (dotted_name(it.func) or "") if isinstance(it, cst.Call) else ""
+    walked = []  # `sorted(os.listdir(opt.test_data_path))`: the listing and the folder it reads
+    while isinstance(it, cst.Call):
+        walked.append(dotted_name(it.func) or "")
+        it = it.args[0].value if it.args else None
+    return " ".join(walked + [dotted_name(it) or ""] if it is not None else walked)
+
+
+def _keyed_loader(loop) -> str:
+    """The key of a loader taken from a dict by a literal: `val` in `for batch in tqdm(dataloaders['val'])`."""
+    it = unwrap_iter(loop.node.iter) if isinstance(loop.node, cst.For) else None
+    if isinstance(it, cst.Subscript) and dotted_name(it.value) and len(it.slice) == 1:
+        key = it.slice[0].slice
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            return f"{dotted_name(it.value)}_{key.value.evaluated_value}"
+    return ""
 
 
 def iterates_data(loop) -> bool:
