@@ -6,10 +6,10 @@ import re
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
 from torchdoctor.mode_methods import (
+    eval_switches_nothing,
     forgotten_by_eval_method,
     lightning_eval_hook_switches_nothing,
     lightning_runs_left_training,
-    module_eval_switches_nothing,
 )
 from torchdoctor.rule import Rule
 
@@ -85,7 +85,8 @@ class EvalWithoutEvalMode(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
-        found_in_class: set[tuple[int, str]] = set()  # (class, model) pairs reported at their runs
+        # (class, model) pairs reported at their runs; (0, last name) for every model reported
+        found_in_class: set[tuple[int, str]] = set()
         for eval_pass in evaluation.passes:
             reported = set()
             for run in eval_pass.model_calls:
@@ -102,6 +103,7 @@ class EvalWithoutEvalMode(Rule):
                 owner = call.function.self_class()
                 if owner is not None:
                     found_in_class.add((id(owner), model))
+                found_in_class.add((0, model.rsplit(".", 1)[-1]))  # (`model.net_G` run by a script of this file)
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
                 undone = evaluation.switched_back_by(model, call)
                 if undone is not None:
@@ -145,7 +147,7 @@ class EvalWithoutEvalMode(Rule):
             if ctx.training.is_module_class(ctx.facts, cls):
                 # nn.Module's own train()/eval() reach every submodule through super(); an override that
                 # switches nothing replaces them
-                empty = module_eval_switches_nothing(cls)
+                empty = eval_switches_nothing(cls)
                 if empty is not None:
                     yield ctx.report(
                         empty.node.name,
@@ -153,6 +155,16 @@ class EvalWithoutEvalMode(Rule):
                         "`model.eval()` leaves Dropout and BatchNorm training; call `super().eval()` (or "
                         "`self.train(False)`) in it",
                     )
+                continue
+            empty = eval_switches_nothing(cls)
+            run = _run_with_modes(ctx, cls) if empty is not None else None
+            if run is not None and (0, run.dotted.rsplit(".", 1)[-1]) not in found_in_class:
+                yield ctx.report(
+                    empty.node.name,
+                    f"`{cls.name}.eval()` switches no network to eval mode, though the class runs '{run.dotted}': "
+                    f"evaluation that calls `eval()` runs it with Dropout and BatchNorm as in training; add "
+                    f"`{run.dotted}.eval()`",
+                )
                 continue
             for switch in forgotten_by_eval_method(cls):
                 if any((id(cls), r) in found_in_class for r in switch.forgotten):
@@ -165,3 +177,15 @@ class EvalWithoutEvalMode(Rule):
                     f"`{switch.train_method.name}()` switches it to training mode: evaluation that calls "
                     f"`{switch.eval_method.name}()` runs it with Dropout and BatchNorm as in training; add `{first}.eval()`",
                 )
+
+
+def _run_with_modes(ctx, cls):
+    """The first network the wrapper runs (`self.net_G(img_in1, img_in2)`) that may act differently in
+    eval mode, or None."""
+    for method in cls.methods.values():
+        for call in method.calls:
+            if (call.dotted or "").startswith("self.") and ctx.evaluation.is_model_call(call) and (
+                ctx.evaluation.may_change_with_mode(call, call.dotted)
+            ):
+                return call
+    return None

@@ -91,10 +91,11 @@ def _delegates(method: FunctionInfo) -> bool:
     )
 
 
-def module_eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
-    """An nn.Module's own `def eval(self)` that switches no module (deep-image-prior's ResNet, had its
-    `self.model.eval()` gone): it replaces nn.Module.eval(), so `model.eval()` leaves every layer
-    training. Only a plain `eval(self)` that calls nothing but `print`: one that takes arguments
+def eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
+    """A class's own `def eval(self)` that switches nothing: on an nn.Module (deep-image-prior's ResNet,
+    had its `self.model.eval()` gone) it replaces nn.Module.eval(), so `model.eval()` leaves every layer
+    training; on a wrapper (BIT's `CDEvaluator`) it is all that evaluation code calls to switch the
+    networks the wrapper runs. Only a plain `eval(self)` that calls nothing but `print`: one that takes arguments
     evaluates something else (rl4co's `baseline.eval(td, reward)`), and one that calls anything may
     switch the layers another way (salina's remote agent messages its worker process)."""
     method = cls.methods.get("eval")
