@@ -56,6 +56,7 @@ class ProjectIndex:
         self._searched: dict[tuple[Path, str], list[Path]] = {}  # the files each caller search read
         # (project root, pattern) -> (whether a file shows it, the files the answer rests on)
         self._text_answers: dict[tuple[Path, str], tuple[bool | None, dict[Path, str]]] = {}
+        self._sys_paths: dict[Path, list[Path]] = {}  # importer -> folders it puts on sys.path
 
     def root_for(self, path: Path) -> Path:
         folder = path.parent
@@ -100,6 +101,18 @@ class ProjectIndex:
         file = self.module_file(importer, module)
         return self.facts_for_path(file) if file is not None else None
 
+    def _sys_path_entries(self, importer: Path, root: Path) -> list[Path]:
+        """The folders a script puts on sys.path by literal name (`sys.path.insert(1, 'siamese_fcn')`,
+        `sys.path.append("../models")`), taken from its own folder and from the project root."""
+        if importer not in self._sys_paths:
+            facts = self.facts_for_path(importer)  # (already parsed: its imports are being resolved)
+            written = _SYS_PATH_ENTRY.findall(facts.source) if facts is not None and "sys.path" in facts.source else []
+            self._sys_paths[importer] = [
+                base / entry for entry in written for base in (importer.parent, root)
+                if entry not in (".", "") and (base / entry).is_dir()
+            ]
+        return self._sys_paths[importer]
+
     def module_file(self, importer: Path, module: str) -> Path | None:
         """Where `module` (as written in an import inside `importer`) lives, if in the project."""
         importer = importer.resolve()
@@ -135,6 +148,11 @@ class ProjectIndex:
             for folder in (importer.parent, *importer.parent.parents[:3]):
                 if folder.name == parts[0]:
                     return _module_at(folder.parent, parts)
+        for folder in self._sys_path_entries(importer, root):
+            # `sys.path.insert(1, 'evaluation')` ... `from metrics import evaluate_net_predictions`
+            found = _module_at(folder, parts)
+            if found is not None:
+                return found
         inside = importer.relative_to(root).parts if root in importer.parents else ()
         if len(parts) >= 3 and len(inside) >= 2 and inside[0] == parts[1] and not (root / parts[0]).exists():
             # `from project.src.infer import infer` in src/visualize/: the repository itself is the package
@@ -546,6 +564,8 @@ _MODE_TEXT = re.compile(
 )
 # Another package's model zoo (sota3d's `import torch3d.models as models`); the group is the package, which
 # counts only when it is not the project's own (mbrl-lib's `from mbrl.models import ...`)
+# `sys.path.insert(1, 'siamese_fcn')`, `sys.path.append("../models")`: a folder named by a literal
+_SYS_PATH_ENTRY = re.compile(r"""^[ \t]*sys\.path\.(?:insert\(\s*-?\d+\s*,|append\()\s*r?['"]([^'"\n]+)['"]\s*\)""", re.M)
 _MODEL_ZOO = re.compile(r"^\s*(?:import\s+([A-Za-z]\w*)\.models\b|from\s+([A-Za-z]\w*)(?:\.models\s+import|\s+import\s+models)\b)", re.M)
 
 
