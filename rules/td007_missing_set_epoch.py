@@ -18,6 +18,7 @@ _SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(
     r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=|\bcreate_loader\("
 )
 _DRAW = re.compile(r"(sample|draw)(_|$)")  # `rb.sample_tensors(...)`, `buffer.sample(n)`: a fresh random batch
+_ONE_EPOCH = re.compile(r"(^|_)(one_)?epoch$")  # `train_one_epoch`, `_train_epoch`, `run_epoch`: run once per epoch
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 
 
@@ -170,6 +171,8 @@ class MissingSetEpoch(Rule):
             else:
                 made = [o for o in flow.origins(receiver, c.function, c.context.order) if o is not None]
             if not made and c.method == "set_epoch":
+                if _EVALUATION.search((dotted_name(receiver) or "").rsplit(".", 1)[-1]):
+                    continue  # `eval_sampler.set_epoch(0)` on a parameter: not the training sampler
                 return None
             out.update(id(m.call) for m in made)
         out |= self._samplers_handed_to_setters(ctx)
@@ -292,6 +295,10 @@ class MissingSetEpoch(Rule):
             for _, site in ctx.evaluation.sites_anywhere(loop.function):
                 if site.context.loops:
                     return site.context.loops[-1]
+        if _ONE_EPOCH.search(loop.function.name) and ctx.project is not None and ctx.project.mentions(ctx.facts, ".set_epoch(") is False:
+            # OpenStereo's `TrainerTemplate.train_one_epoch`, run by a trainer that a factory builds from the
+            # config: its name says it runs once per epoch, and nothing in the project sets a sampler's epoch
+            return loop
         return None
 
     @staticmethod

@@ -488,6 +488,22 @@ class ProjectIndex:
             lambda path, text: bool(_CUDA_DEFAULT_TEXT.search(text)) and _calls_cuda_default(self.facts_for_path(path)),
         ) is True
 
+    def mentions(self, facts: FileFacts, text: str) -> bool | None:
+        """Whether the linted source or another file of the project holds `text` (`.set_epoch(`); None
+        when the project is unknown or too big to read. (The linted text, not its file on disk: a fix or
+        a seeded mutation may differ from it.)"""
+        if text in facts.source:
+            return True
+        if facts.path == "<string>":
+            return None
+        here = Path(facts.path).resolve()
+        others = [(path, content) for path, content in self._project_texts(self.root_for(here)) if path != here]
+        if not others:
+            return None
+        showing = [(path, content) for path, content in others if text in content][:1]
+        self.consulted.update({path: content_hash(content) for path, content in showing or others})
+        return bool(showing)
+
     def _some_file_shows(self, facts: FileFacts, question: str, shows) -> bool | None:
         """Whether `shows(path, text)` holds for a file of the project; None when the project is unknown
         or too big to read. The files the answer rests on are recorded for the result cache: a "yes"
