@@ -2385,12 +2385,17 @@ class _UseScan(cst.CSTVisitor):
                     self.guarded.add(id(part))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
-        if self._statements and self._statements[-1].always and isinstance(node.value, cst.Name):
+        returned = bool(self._statements) and self._statements[-1].always
+        if returned and isinstance(node.value, cst.Name):
             self._returned.add(id(node.value))  # `return {"scale": scale, ...}`: handed back as it is
         self._cpu_side_depth += 1  # `log = {"p_loss": p_loss.detach().mean()}`: reported, never mixed
+        # (each value a statement of its own: OpenGait's `"image/denosing": norm(torch.from_numpy(vis))` beside
+        # the CUDA embeddings of the same output dict meets nothing on the device)
+        self._statements.append(_Statement(node.value, self.device, always=returned))
 
     def leave_DictElement(self, original_node: cst.DictElement) -> None:
         self._cpu_side_depth -= 1
+        self._statements.pop().ended_at = self._tick
 
     def read_after(self, name: str, made: cst.CSTNode) -> bool:
         """The name is read at all after `made` ran (a helper's result that nobody reads meets nothing)."""
