@@ -273,14 +273,21 @@ class ModeLayers:
         return None
 
     def _factory_param_has(self, facts, init: FunctionInfo, param: str, depth: int) -> bool:
-        """A layer factory handed to the constructor and called there (FFA-Net's `conv=default_conv`, then
-        `Group(conv, dim, ...)`): what every construction of the class in the project passes, or the
+        """A layer factory handed to a constructor and called there (FFA-Net's `conv=default_conv`, then
+        `Group(conv, dim, ...)`), or handed on by a builder function (`def make_net(norm=nn.BatchNorm2d):
+        return Net(norm_layer=norm)`): what every construction (or call) in the project passes, or the
         default where one passes nothing. Unknown (True) when some construction cannot be read."""
-        cls, project, key = init.cls, self.training.project, (id(init), param)
-        if cls is None or project is None or depth > 16 or key in self._factories_followed:
+        project, key = self.training.project, (id(init), param)
+        if project is None or depth > 16 or key in self._factories_followed:
             return True
-        sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
-        sites += project.callers_elsewhere(facts, cls.name)
+        if init.name == "__init__" and init.cls is not None:
+            sites = [(facts, c) for c in facts.calls if c.dotted == init.cls.name]
+            sites += project.callers_elsewhere(facts, init.cls.name)
+        elif init.cls is None and init.parent is not None and init.parent.is_module:
+            sites = [(facts, c) for c in self.flow.flow_for(facts).call_sites(init)]
+            sites += project.callers_elsewhere(facts, init.name)
+        else:
+            return True
         self._factories_followed.add(key)  # (a factory handed down `FFA -> Group -> Block` is one hop each)
         try:
             if not sites:  # (a variant the project never builds: as its default would build it)
@@ -306,6 +313,8 @@ class ModeLayers:
             return any(self._factory_arg_has(facts, fn, e.value, depth) for e in arg.elements)
         if not isinstance(arg, (cst.Name, cst.Attribute)) or dotted_name(arg) == "None":
             return True
+        if isinstance(arg, cst.Name) and fn is not None and arg.value in fn.params:
+            return self._factory_param_has(facts, fn, arg.value, depth)  # handed on from the caller's own caller
         return self._call_has(facts, cst.Call(func=arg), fn, depth)
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
