@@ -96,8 +96,9 @@ class ModuleInPlainContainer(Rule):
                     } if last in _REGISTERING else {
                         dotted_name(arg.value) for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute))
                     }  # (a module handed whole; not `Wrapper(rnn, input_size=first_rnn.re_module.output_size)`)
-                    # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)`
-                    names |= {loop.iter_name for loop in call.context.loops if loop.iter_name}
+                    # `for i, m in enumerate(self.extra): self.add_module(f"m{i}", m)` (the element handed in; not
+                    # `for index, stage in enumerate(self.stages): stage(x)`, a call of it that a class shares a name with)
+                    names |= {loop.iter_name for loop in call.context.loops if loop.iter_name and names & set(loop.targets)}
                     # `for container in [a, b, c, d]: for name, m in container.named_children(): self.add_module(name, m)`:
                     # what the loops walk, when their variables reach the call (not `for _ in range(len(self.projects))`)
                     for loop in reversed(call.context.loops):
@@ -176,6 +177,8 @@ class ModuleInPlainContainer(Rule):
                     holds = _lists_unregistered_modules(training, a, attr, assigns, reachable)
                 if not holds or _only_losses(value):
                     continue
+                if _deleted_after(ctx.facts, a, attr):
+                    continue  # VMamba's `self.x_proj = (Linear, Linear)`, stacked into one Parameter, then `del self.x_proj`
                 if _only_stateless(ctx, value) and not _filled_with_stateful(ctx, a, filled_values.get(attr)):
                     continue  # (but `self.layers = [nn.ReLU()]`, then a Conv2d block appended per pooling step, is not)
                 if _is_empty(value) and _fills_only_losses(filled_values.get(attr)):
@@ -186,6 +189,16 @@ class ModuleInPlainContainer(Rule):
                     f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
                     replace=_wrap_fix(ctx, value, kind),
                 )
+
+
+def _deleted_after(facts, a: AssignInfo, attr: str) -> bool:
+    """`del self.x_proj` later in the method that builds it: a temporary holder whose weights the
+    module copies into parameters of its own before dropping it."""
+    fn = a.function
+    if fn.node is None:
+        return False
+    written = facts.module.code_for_node(fn.node)
+    return re.search(rf"^\s*del\s+(?:[\w.]+\s*,\s*)*{re.escape(attr)}\b", written, re.M) is not None
 
 
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
