@@ -125,6 +125,10 @@ class MissingZeroGrad(Rule):
         # (its own reset, or `self.optim.zero_grad()` on the wrapper whose `self.optim.optimizer` is stepped: omnivision)
         if "<grad>" in resets or "<all>" in resets or any(r and within(optimizer, r) for r in resets):
             return True
+        # (or the inner optimizer of a stepped wrapper: SAINT+'s NoamOpt, `optimizer.optimizer.zero_grad()`
+        # before `optimizer.step()`)
+        if any(r and r.startswith(optimizer + ".") and _OPTIMIZER_WORD.search(r.rsplit(".", 1)[-1]) for r in resets):
+            return True
         others = {r for r in resets if r and not training.is_optimizer(r)}  # model.zero_grad()
         if optimizer == "<manual>":
             return bool(others)
