@@ -136,7 +136,7 @@ class ModeLayers:
         `self.embedding = nn.Embedding(...)`. Unknown when some construction cannot be read."""
         init = cls.methods.get("__init__")
         project = self.training.project
-        if init is None or project is None or depth > 3:
+        if init is None or project is None or depth > 16:
             return False
         passed = _modules_passed_in(cls)
         sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
@@ -191,6 +191,9 @@ class ModeLayers:
             if q in _MODE_FUNCTIONS or q in _MODE_WRAPPERS:
                 return True
             if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+                rate = _dropout_rate(q, node)
+                if rate is not None:  # `nn.Dropout(dropout)` with `dropout=0.` all the way down: an identity
+                    return self._rate_may_drop(facts, fn, rate, depth)
                 return self._torch_layer_has(q, node)
             if q.startswith("torch."):
                 return False
@@ -275,8 +278,14 @@ class ModeLayers:
     def _factory_param_has(self, facts, init: FunctionInfo, param: str, depth: int) -> bool:
         """A layer factory handed to a constructor and called there (FFA-Net's `conv=default_conv`, then
         `Group(conv, dim, ...)`), or handed on by a builder function (`def make_net(norm=nn.BatchNorm2d):
-        return Net(norm_layer=norm)`): what every construction (or call) in the project passes, or the
-        default where one passes nothing. Unknown (True) when some construction cannot be read."""
+        return Net(norm_layer=norm)`): whether what the project passes (or the default) may build a layer
+        that acts on the mode."""
+        return self._param_may(facts, init, param, depth, self._factory_arg_has)
+
+    def _param_may(self, facts, init: FunctionInfo, param: str, depth: int, judge) -> bool:
+        """Whether any value the parameter takes may act on the mode, by `judge(facts, fn, value, depth)`:
+        what every construction (or call) in the project passes, or the default where one passes nothing.
+        Unknown (True) when some construction cannot be read."""
         project, key = self.training.project, (id(init), param)
         if project is None or depth > 16 or key in self._factories_followed:
             return True
@@ -288,17 +297,17 @@ class ModeLayers:
             sites += project.callers_elsewhere(facts, init.name)
         else:
             return True
-        self._factories_followed.add(key)  # (a factory handed down `FFA -> Group -> Block` is one hop each)
+        self._factories_followed.add(key)  # (a value handed down `FFA -> Group -> Block` is one hop each)
         try:
             if not sites:  # (a variant the project never builds: as its default would build it)
-                return self._factory_arg_has(facts, init, default_of(init, param), depth)
+                return judge(facts, init, default_of(init, param), depth)
             for site_facts, site in sites:
                 arg = self.flow.flow_for(site_facts).argument_for(init, param, site)
                 if arg is None and any(a.star for a in site.node.args):
                     return True
-                if arg is None and self._factory_arg_has(facts, init, default_of(init, param), depth):
+                if arg is None and judge(facts, init, default_of(init, param), depth):
                     return True
-                if arg is not None and self._factory_arg_has(site_facts, site.function, arg, depth):
+                if arg is not None and judge(site_facts, site.function, arg, depth):
                     return True
             return False
         finally:
@@ -316,6 +325,16 @@ class ModeLayers:
         if isinstance(arg, cst.Name) and fn is not None and arg.value in fn.params:
             return self._factory_param_has(facts, fn, arg.value, depth)  # handed on from the caller's own caller
         return self._call_has(facts, cst.Call(func=arg), fn, depth)
+
+    def _rate_may_drop(self, facts, fn, rate, depth: int) -> bool:
+        """A dropout rate that may be above zero: not a literal 0, nor a parameter that every construction
+        leaves at (or sets to) 0 (Fusformer's `FeedForward(dim, mlp_dim, dropout=dropout)` under
+        `Transformer_E(..., dropout=0.)`)."""
+        if isinstance(rate, (cst.Integer, cst.Float)):
+            return float(rate.value.replace("_", "")) != 0.0
+        if isinstance(rate, cst.Name) and fn is not None and rate.value in fn.params:
+            return self._param_may(facts, fn, rate.value, depth, self._rate_may_drop)
+        return True
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
         return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
@@ -335,11 +354,24 @@ class ModeLayers:
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("collections.", "typing.", "dataclasses.")):
             return False  # `self._modules = OrderedDict()` in a from-scratch framework's Module: a container
+        if q.startswith("torchvision.transforms."):
+            return False  # SAM 2's `Resize`, `Normalize`, `ToTensor`: preprocessing, the same in both modes
         if last.endswith("_") and not last.startswith("_"):
             return False  # timm's `trunc_normal_(self.meta1.weight, std=.02)`: an in-place initializer
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _dropout_rate(q: str, node: cst.Call) -> cst.BaseExpression | None:
+    """The rate given to a dropout layer (`nn.Dropout(p)`, `nn.Dropout(p=0.1)`), or None (not a dropout
+    layer, or the default rate of 0.5)."""
+    if not q.rsplit(".", 1)[-1].endswith("Dropout") and q.rsplit(".", 1)[-1] not in ("Dropout1d", "Dropout2d", "Dropout3d"):
+        return None
+    for i, a in enumerate(node.args):
+        if a.keyword is not None and a.keyword.value == "p" or a.keyword is None and i == 0 and not a.star:
+            return a.value
+    return None
 
 
 def _sets_training(method: FunctionInfo) -> bool:
