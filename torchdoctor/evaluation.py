@@ -1066,7 +1066,7 @@ class Evaluation:
             name = dotted_name(arg) if arg is not None else None
             if name is None or "." in name:
                 return None
-            walked = self._walked_by(site.function, name)
+            walked = self._walked_by(site.function, name, site)
             names = [name]
             if walked is not None:  # `for model_name, model in models.items(): test_model(..., model, ...)`
                 lists = self._lists_walked(site.function, walked, site)
@@ -2124,7 +2124,9 @@ class Evaluation:
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
-        walked = self._walked_by(fn, head)
+        walked = self._walked_by(fn, head, call)
+        if walked is not None and self._switched_while_walking(fn, walked, call):
+            return True
         if walked is not None:  # `for text_encoder in text_encoders:` every model the list holds
             lists = self._lists_walked(fn, walked, call)
             if not lists or any(models is None for _, models in lists):
@@ -2479,30 +2481,29 @@ class Evaluation:
         return all(b in use or b[0] in tests and head in names_in(tests[b[0]]) for b in branches)
 
     @staticmethod
-    def _walked_by(fn: FunctionInfo, head: str) -> str | None:
+    def _walked_by(fn: FunctionInfo, head: str, call: CallInfo) -> str | None:
         """The name a loop of fn walks with `head` as its variable: `encoders` for `for i, enc in
         enumerate(encoders)` and for `for p, tok, enc in zip(prompts, tokenizers, encoders)`."""
         if head in fn.params or head in fn.assigned_names():
             return None
-        for loop in fn.loops:
-            if not isinstance(loop.node, cst.For) or head not in loop.targets:
-                continue
-            it, target = loop.node.iter, loop.node.target
-            while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args and isinstance(target, cst.Tuple):
-                it, target = it.args[0].value, target.elements[-1].value
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
-                # `for name, model in target_models.items()`: the dict's values
-                value = target.elements[-1].value if isinstance(target, cst.Tuple) and it.func.attr.value == "items" else target
-                walked = dotted_name(it.func.value)
-                return walked if dotted_name(value) == head and walked != "self" else None
-            if isinstance(it, cst.Call) and dotted_name(it.func) == "zip" and isinstance(target, cst.Tuple):
-                names = [dotted_name(e.value) for e in target.elements]
-                if head not in names or len(it.args) != len(names):
-                    return None
-                it = it.args[names.index(head)].value
-            walked = dotted_name(unwrap_iter(it))
-            return walked if walked != "self" else None
+        # (the loop around the call, where there is one: `for model in students:` after `for model in teachers:`)
+        around = [loop for loop in reversed(call.context.loops) if isinstance(loop.node, cst.For) and head in loop.targets]
+        for loop in around or fn.loops:
+            if isinstance(loop.node, cst.For) and head in loop.targets:
+                return _walk_of(loop, head)
         return None
+
+    @staticmethod
+    def _switched_while_walking(fn: FunctionInfo, walked: str, call: CallInfo) -> bool:
+        """An earlier loop over the same list switches each model it walks: SAM 2's trainer runs
+        `for model in curr_models: model.eval()`, then `for phase, model in zip(curr_phases, curr_models):`."""
+        for loop in fn.loops:
+            if not isinstance(loop.node, cst.For) or loop.order >= call.context.order or loop in call.context.loops:
+                continue
+            if any(c.method == "eval" and not c.node.args and c.receiver in loop.targets
+                   and _walk_of(loop, c.receiver) == walked for c in loop.calls):
+                return True
+        return False
 
     def _lists_walked(self, fn: FunctionInfo, walked: str, call: CallInfo) -> list:
         """(place, model names) for the list a loop walks: each caller's argument when it is a
@@ -3123,6 +3124,27 @@ def _loop_source(loop) -> str:
         walked.append(dotted_name(it.func) or "")
         it = it.args[0].value if it.args else None
     return " ".join(walked + [dotted_name(it) or ""] if it is not None else walked)
+
+
+def _walk_of(loop, head: str) -> str | None:
+    """The name a `for` loop walks with `head` as its variable: `encoders` for `for i, enc in
+    enumerate(encoders)`, for `for p, tok, enc in zip(prompts, tokenizers, encoders)` and for
+    `for name, enc in encoders.items()`."""
+    it, target = loop.node.iter, loop.node.target
+    while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args and isinstance(target, cst.Tuple):
+        it, target = it.args[0].value, target.elements[-1].value
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"):
+        # `for name, model in target_models.items()`: the dict's values
+        value = target.elements[-1].value if isinstance(target, cst.Tuple) and it.func.attr.value == "items" else target
+        walked = dotted_name(it.func.value)
+        return walked if dotted_name(value) == head and walked != "self" else None
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "zip" and isinstance(target, cst.Tuple):
+        names = [dotted_name(e.value) for e in target.elements]
+        if head not in names or len(it.args) != len(names):
+            return None
+        it = it.args[names.index(head)].value
+    walked = dotted_name(unwrap_iter(it))
+    return walked if walked != "self" else None
 
 
 def _keyed_loader(loop) -> str:
