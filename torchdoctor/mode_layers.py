@@ -331,7 +331,7 @@ class ModeLayers:
         leaves at (or sets to) 0 (Fusformer's `FeedForward(dim, mlp_dim, dropout=dropout)` under
         `Transformer_E(..., dropout=0.)`)."""
         if isinstance(rate, (cst.Integer, cst.Float)):
-            return float(rate.value.replace("_", "")) != 0.0
+            return rate.evaluated_value != 0
         if isinstance(rate, cst.Name) and fn is not None and rate.value in fn.params:
             return self._param_may(facts, fn, rate.value, depth, self._rate_may_drop)
         return True
