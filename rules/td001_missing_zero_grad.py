@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchdoctor.dataflow import is_none
 from torchdoctor.facts import calls_within, dotted_name, ends_in_jump, exclusive_branches, is_test_module, names_in, within
 from torchdoctor.rule import Rule
 
@@ -297,7 +298,7 @@ def _tests_existence_of(test: cst.BaseExpression | None, optimizer: str | None) 
     step would raise without it, so on every iteration that steps the test holds (a solver that builds
     its optimizer on the first batch resets there as it builds it)."""
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot):
-        if not (isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+        if not is_none(test.comparisons[0].comparator):
             return False
         test = test.left
     return optimizer is not None and dotted_name(test) == optimizer

@@ -85,8 +85,8 @@ class EvalWithoutEvalMode(Rule):
 
     def check(self, ctx):
         evaluation = ctx.evaluation
-        # (class, model) pairs reported at their runs; (0, last name) for every model reported
-        found_in_class: set[tuple[int, str]] = set()
+        found_in_class: set[tuple[int, str]] = set()  # (class, model) pairs reported at their runs
+        found_names: set[str] = set()  # the last name of every model reported (`model.net_G` run by a script)
         for eval_pass in evaluation.passes:
             reported = set()
             for run in eval_pass.model_calls:
@@ -103,7 +103,7 @@ class EvalWithoutEvalMode(Rule):
                 owner = call.function.self_class()
                 if owner is not None:
                     found_in_class.add((id(owner), model))
-                found_in_class.add((0, model.rsplit(".", 1)[-1]))  # (`model.net_G` run by a script of this file)
+                found_names.add(model.rsplit(".", 1)[-1])
                 where = f"'{eval_pass.function.name}'" if eval_pass.by_name else "this no_grad evaluation loop"
                 undone = evaluation.switched_back_by(model, call)
                 if undone is not None:
@@ -119,10 +119,10 @@ class EvalWithoutEvalMode(Rule):
                     f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "
                     f"spectral norm act as in training; call `{model}.eval()` first (and `.train()` after)",
                 )
-        yield from self._check_mode_methods(ctx, found_in_class)
+        yield from self._check_mode_methods(ctx, found_in_class, found_names)
 
     @staticmethod
-    def _check_mode_methods(ctx, found_in_class):
+    def _check_mode_methods(ctx, found_in_class, found_names):
         """A wrapper's own `eval()` that forgets a network its `train()` switches (AttGAN's `self.G`),
         unless a run of that network in the class was reported already."""
         for cls in ctx.facts.all_classes:
@@ -158,7 +158,7 @@ class EvalWithoutEvalMode(Rule):
                 continue
             empty = eval_switches_nothing(cls)
             run = _run_with_modes(ctx, cls) if empty is not None else None
-            if run is not None and (0, run.dotted.rsplit(".", 1)[-1]) not in found_in_class:
+            if run is not None and run.dotted.rsplit(".", 1)[-1] not in found_names:
                 yield ctx.report(
                     empty.node.name,
                     f"`{cls.name}.eval()` switches no network to eval mode, though the class runs '{run.dotted}': "

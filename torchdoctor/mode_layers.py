@@ -39,7 +39,7 @@ class ModeLayers:
         self.training = training
         self.flow = flow
         self._cache: dict[int, bool] = {}
-        self._factories_followed: set[tuple[int, str]] = set()  # (constructor, parameter) being followed
+        self._params_followed: set[tuple[int, str]] = set()  # (constructor or builder, parameter) being followed
 
     def instance_has_mode_layers(self, inst) -> bool:
         if inst.cls is not None:
@@ -139,8 +139,7 @@ class ModeLayers:
         if init is None or project is None or depth > 16:
             return False
         passed = _modules_passed_in(cls)
-        sites = [(facts, c) for c in facts.calls if c.dotted == cls.name]
-        sites += project.callers_elsewhere(facts, cls.name)
+        sites = _constructions(project, facts, cls)
         if not sites:
             return False
         for site_facts, site in sites:
@@ -287,17 +286,16 @@ class ModeLayers:
         what every construction (or call) in the project passes, or the default where one passes nothing.
         Unknown (True) when some construction cannot be read."""
         project, key = self.training.project, (id(init), param)
-        if project is None or depth > 16 or key in self._factories_followed:
+        if project is None or depth > 16 or key in self._params_followed:
             return True
         if init.name == "__init__" and init.cls is not None:
-            sites = [(facts, c) for c in facts.calls if c.dotted == init.cls.name]
-            sites += project.callers_elsewhere(facts, init.cls.name)
+            sites = _constructions(project, facts, init.cls)
         elif init.cls is None and init.parent is not None and init.parent.is_module:
             sites = [(facts, c) for c in self.flow.flow_for(facts).call_sites(init)]
             sites += project.callers_elsewhere(facts, init.name)
         else:
             return True
-        self._factories_followed.add(key)  # (a value handed down `FFA -> Group -> Block` is one hop each)
+        self._params_followed.add(key)  # (a value handed down `FFA -> Group -> Block` is one hop each)
         try:
             if not sites:  # (a variant the project never builds: as its default would build it)
                 return judge(facts, init, default_of(init, param), depth)
@@ -311,7 +309,7 @@ class ModeLayers:
                     return True
             return False
         finally:
-            self._factories_followed.discard(key)
+            self._params_followed.discard(key)
 
     def _factory_arg_has(self, facts, fn, arg, depth: int) -> bool:
         """What a factory argument builds: a class or function it names, any of a list of them
@@ -366,12 +364,19 @@ class ModeLayers:
 def _dropout_rate(q: str, node: cst.Call) -> cst.BaseExpression | None:
     """The rate given to a dropout layer (`nn.Dropout(p)`, `nn.Dropout(p=0.1)`), or None (not a dropout
     layer, or the default rate of 0.5)."""
-    if not q.rsplit(".", 1)[-1].endswith("Dropout") and q.rsplit(".", 1)[-1] not in ("Dropout1d", "Dropout2d", "Dropout3d"):
+    last = q.rsplit(".", 1)[-1]
+    if not last.endswith("Dropout") and last not in ("Dropout1d", "Dropout2d", "Dropout3d"):
         return None
     for i, a in enumerate(node.args):
         if a.keyword is not None and a.keyword.value == "p" or a.keyword is None and i == 0 and not a.star:
             return a.value
     return None
+
+
+def _constructions(project, facts, cls) -> list:
+    """(file facts, call) for every construction of a class of `facts`: in its own file and in the
+    project's other files."""
+    return [(facts, c) for c in facts.calls if c.dotted == cls.name] + project.callers_elsewhere(facts, cls.name)
 
 
 def _sets_training(method: FunctionInfo) -> bool:

@@ -497,12 +497,9 @@ class ProjectIndex:
         if facts.path == "<string>":
             return None
         here = Path(facts.path).resolve()
-        others = [(path, content) for path, content in self._project_texts(self.root_for(here)) if path != here]
-        if not others:
-            return None
-        showing = [(path, content) for path, content in others if text in content][:1]
-        self.consulted.update({path: content_hash(content) for path, content in showing or others})
-        return bool(showing)
+        if all(path == here for path, _ in self._project_texts(self.root_for(here))):
+            return None  # (no other file to read)
+        return self._some_file_shows(facts, f"text:{here}:{text}", lambda path, content: path != here and text in content)
 
     def _some_file_shows(self, facts: FileFacts, question: str, shows) -> bool | None:
         """Whether `shows(path, text)` holds for a file of the project; None when the project is unknown
@@ -578,10 +575,10 @@ _MODE_TEXT = re.compile(
     r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
     re.M,
 )
-# Another package's model zoo (sota3d's `import torch3d.models as models`); the group is the package, which
-# counts only when it is not the project's own (mbrl-lib's `from mbrl.models import ...`)
 # `sys.path.insert(1, 'siamese_fcn')`, `sys.path.append("../models")`: a folder named by a literal
 _SYS_PATH_ENTRY = re.compile(r"""^[ \t]*sys\.path\.(?:insert\(\s*-?\d+\s*,|append\()\s*r?['"]([^'"\n]+)['"]\s*\)""", re.M)
+# Another package's model zoo (sota3d's `import torch3d.models as models`); the group is the package, which
+# counts only when it is not the project's own (mbrl-lib's `from mbrl.models import ...`)
 _MODEL_ZOO = re.compile(r"^\s*(?:import\s+([A-Za-z]\w*)\.models\b|from\s+([A-Za-z]\w*)(?:\.models\s+import|\s+import\s+models)\b)", re.M)
 
 
