@@ -130,6 +130,10 @@ class MissingZeroGrad(Rule):
         # before `optimizer.step()`)
         if any(r and r.startswith(optimizer + ".") and _OPTIMIZER_WORD.search(r.rsplit(".", 1)[-1]) for r in resets):
             return True
+        # (or a wrapper built over it by name: TNT's `self.optm_schedule = ScheduledOptim(self.optim, ...)`,
+        # reset before `self.optim.step()`)
+        if any(optimizer in training.optimizer_wrapped.get(r, ()) for r in resets if r):
+            return True
         others = {r for r in resets if r and not training.is_optimizer(r)}  # model.zero_grad()
         if optimizer == "<manual>":
             return bool(others)

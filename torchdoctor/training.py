@@ -162,6 +162,17 @@ class TrainingFacts:
                         out.setdefault(t, set()).update(names)
         return out
 
+    @cached_property
+    def optimizer_wrapped(self) -> dict[str, set[str]]:
+        """Wrapper name -> the optimizers handed to it by name: `self.sched = ScheduledOptim(self.optim, lr)`,
+        whose `zero_grad()` resets the optimizer it wraps."""
+        out: dict[str, set[str]] = {}
+        for targets, first in self._optimizer_constructions():
+            if (inner := dotted_name(first)) is not None:
+                for t in targets:
+                    out.setdefault(t, set()).add(inner)
+        return out
+
     def _optimizer_constructions(self):
         """(the names it is assigned to, its first argument) for every optimizer built in the file."""
         for a in self.facts.assigns:
@@ -590,9 +601,16 @@ class TrainingFacts:
             if _LAYER_NAME.search(copied) or self.constructs_module(node.args[0].value, depth + 1):
                 return True
             # `[copy.deepcopy(self.encoder) for _ in range(n)]` after `self.encoder = Encoder(...)`
-            return source.startswith("self.") and depth < 2 and any(
-                a.targets == (source,) and a.value is not None and self.constructs_module(a.value, depth + 1)
-                for a in self.facts.assigns
+            if source.startswith("self.") and depth < 2:
+                return any(
+                    a.targets == (source,) and a.value is not None and self.constructs_module(a.value, depth + 1)
+                    for a in self.facts.assigns
+                )
+            # `encoder = nn.TransformerEncoderLayer(...)` ... `[copy.deepcopy(encoder) for _ in range(n)]` (BENDR):
+            # a local name, when every assignment to it in the file builds a module
+            assigned = [a.value for a in self.facts.assigns if a.targets == (source,) and a.value is not None]
+            return source.isidentifier() and depth < 2 and bool(assigned) and all(
+                self.constructs_module(v, depth + 1) for v in assigned
             )
         name = dotted_name(node.func)
         found = lookup_class(self.project, self.facts, name)
