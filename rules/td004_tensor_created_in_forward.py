@@ -193,6 +193,10 @@ class TensorCreatedInForward(Rule):
                 continue
             if cls.name.startswith(("Mock", "Fake", "Dummy", "Stub")):
                 continue  # a test double, wherever it is written
+            if autograd and forward.params[:1] == ("self",) and "staticmethod" not in forward.decorators:
+                # ssd.pytorch's `class Detect(Function)` with `def forward(self, loc, conf, priors)`: a legacy
+                # Function, which torch >= 1.5 refuses to call (`self.detect(...)` raises before it makes anything)
+                continue
             for fn, direct in _forward_and_helpers(facts, forward):
                 if not direct and _moved_at_every_call_site(facts, fn, scan_of):
                     continue  # `self.make_mask(t).to(x.device)`: the caller moves the result
@@ -1466,10 +1470,13 @@ class _DeviceValues:
         for _ in range(2):  # what is computed from them, in any order the loops allow
             for a in fn.assigns:
                 if a.value is not None and self.touches(a.value) and not _brought_to_host(a.value):
+                    # (`batch_size = td.batch_size[0]` is a number, but `edge_index = torch.empty(..., device=d)`
+                    # is a tensor placed on the device, whatever its name)
+                    placed = isinstance(a.value, cst.Call) and _placed_on_device(a.value)
                     self._names.update(
                         t for t in a.targets
-                        if "." not in t and not t.endswith("[]") and t not in host and not _HOST_PARAM.search(t)
-                    )  # (`batch_size = td.batch_size[0]` is a number)
+                        if "." not in t and not t.endswith("[]") and t not in host and (placed or not _HOST_PARAM.search(t))
+                    )
 
     def touches(self, node: cst.CSTNode) -> bool:
         found = False
@@ -1650,11 +1657,12 @@ def _placed_on_device(call: cst.Call) -> bool:
 
 
 def _on_the_device_of_another(call: cst.Call, names: set[str]) -> bool:
-    """`torch.zeros(1, device=perm.device)` beside a CPU `perm`: on that tensor's device, not the model's."""
+    """`torch.zeros(1, device=perm.device)` beside a CPU `perm`: on that tensor's device, not the model's
+    (`device=self.device` is the module's own, the model's)."""
     target = _device_argument(call)
     return (
         isinstance(target, cst.Attribute) and target.attr.value == "device" and isinstance(target.value, cst.Name)
-        and target.value.value not in names
+        and target.value.value not in names and target.value.value != "self"
     )
 
 
@@ -2040,6 +2048,13 @@ class _UseScan(cst.CSTVisitor):
                 if used:
                     self.flows_into.setdefault(target, set()).update(used)
                     self._tracked.add(target)
+            elif a.value is not None and isinstance(a.value, cst.Call):
+                # `xx, yy = torch.meshgrid(nodes, nodes)`: each part is computed from what the call reads
+                used = {n for n in _read_names(a.value) if n in self._tracked}
+                for target in a.targets if used else ():
+                    if target.isidentifier() and target not in used:
+                        self.flows_into.setdefault(target, set()).update(used)
+                        self._tracked.add(target)
         # `for idx in perm: z[idx + i * bs] = ...`, `[... for dx, dy in zip(off_x.reshape(-1), off_y.reshape(-1))]`:
         # the loop variables are elements of a tracked tensor
         for target, it in walks if self._tracked else ():

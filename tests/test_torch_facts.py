@@ -29,3 +29,16 @@ def test_spectral_norm_acts_on_the_mode(wrap):
     layer.train()
     layer(x)
     assert not torch.equal(u(), before)
+
+
+def test_legacy_autograd_function_cannot_be_called():
+    """TD004 skips the forward of a legacy autograd Function (`class Detect(Function)` with a non-static
+    `def forward(self, ...)`, ssd.pytorch's detection layer): torch refuses to call it, so the CPU tensors
+    its forward would make are never made."""
+
+    class LegacyDetect(torch.autograd.Function):
+        def forward(self, scores):
+            return torch.zeros(scores.shape[0], 5)
+
+    with pytest.raises(RuntimeError, match="Legacy autograd function"):
+        LegacyDetect()(torch.randn(3, 4))
