@@ -610,6 +610,8 @@ class DataFlow:
             return call.qualname if call.qualname.startswith("torch.nn.functional.") else None
         choices = self._attribute_choices(call.node.func, call.function)
         inst = self.instance_of(call.node.func, call.function, call.context.order) if choices is None else None
+        if inst is None and choices is None:
+            inst = self._inherited_instance(call.node.func, call.function)
         if inst is not None:
             if inst.qualname is None and inst.cls is not None and _forward_hands_input_to_cross_entropy(inst.facts, inst.cls):
                 return "torch.nn.CrossEntropyLoss"  # a project loss whose forward is cross-entropy on its input
@@ -633,6 +635,20 @@ class DataFlow:
         if built == {"torch.nn.BCEWithLogitsLoss"}:
             return "torch.nn.BCEWithLogitsLoss"  # (the only loss that can reach here, by the tests it sits under)
         return None
+
+    def _inherited_instance(self, expr, fn: FunctionInfo) -> Instance | None:
+        """`self.loss(y_hat, y)` in a subclass whose base class's `__init__` built `self.loss =
+        nn.CrossEntropyLoss()` (the continual-learning networks of EEG-classification-CL)."""
+        name = dotted_name(expr)
+        if name is None or not name.startswith("self.") or name.count(".") != 1 or fn.cls is None:
+            return None
+        if self._attribute_value(fn.cls, name) is not None:
+            return None  # the class sets it itself: instance_of has answered
+        inherited = self._inherited_attribute(fn.cls, name, [])
+        if inherited is None:
+            return None
+        chain, value, method, at = inherited
+        return chain[-1][0].instance_of(value, method, at)
 
     def _logit_function(self, value, fn: FunctionInfo, depth: int = 0) -> bool:
         """A plain function (or a lambda around one) whose first argument goes through log_softmax or
