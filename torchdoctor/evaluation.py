@@ -70,6 +70,7 @@ _RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wra
     r"(eval|evaluation|validation|test)_step)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
+_SETTER = re.compile(r"_*(set|reset|enable|disable|toggle|register)_")
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -180,6 +181,8 @@ class Evaluation:
     def is_model_call(self, call: CallInfo) -> bool:
         if call.qualname is not None and isinstance(call.node.func, cst.Name):
             return self._imported_model(call.node.func.value)
+        if isinstance(call.node.func, cst.Name) and call.node.func.value in self.facts.classes and not self._bound_name(call):
+            return False  # `net = test_Net3(args)`: a class of this file, however it is spelled, is built, not run
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
             return False
         if self.facts.resolve_function(call) is not None:
@@ -424,6 +427,23 @@ class Evaluation:
                 r for r in self.model_runs(fn)
                 if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
                 and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
+            )
+            if calls and not self._shared_with_training(fn):
+                out.append(EvalPass(fn, calls, True))
+        for fn in self.facts.functions:
+            if fn.is_module or any(p.function is fn for p in out):
+                continue
+            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self.has_training(fn):
+                continue
+            # `def visualize_predictions_with_error(model, dataloader): model.eval(); batch = next(iter(dataloader));
+            # model(images)`: a batch drawn from a loader, run after the switch to eval, is an evaluation
+            drawn = _drawn_from_loader(fn)
+            evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver] if drawn else []
+            calls = tuple(
+                r for r in self.model_runs(fn)
+                if not r.call.context.loops
+                and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
+                and any(at < r.call.context.order for at in drawn)
             )
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
@@ -797,7 +817,12 @@ class Evaluation:
             # (whatever its name: a per-batch `calculate_metrics(self, batch)` is the caller's pass)
             if not judge._leaves_modes_to_caller(override, by_name=False):
                 continue
+            backwards = [c for c in override.calls if c.method == "backward"]
             for r in judge.model_runs(override, depth + 1):
+                # (TNT's `iteration` trains under `if training:` and evaluates under `no_grad` in the
+                # `else`: a run beside the backward is the training branch's, not the evaluation's)
+                if any(not exclusive_branches(b.context.branches, r.call.context.branches) for b in backwards):
+                    continue
                 model = judge._as_caller_sees(r, override)
                 if model and model.startswith("self."):
                     seen.setdefault(model, []).append((r.has_modes, r.grad_off_inside or _no_grad_at(override, r.call)))
@@ -930,6 +955,8 @@ class Evaluation:
         receiver = call.receiver
         if call.method and _ADAPTING_METHOD.search(call.method):
             return False  # `model.set_forward_adaptation(z)`: fits a new head on the features, with backward inside
+        if call.method and _SETTER.match(call.method):
+            return False  # skorch modules' `net.set_forward_return(["logits_class"])`: a setting, no run
         runs = call.method == "generate" if generating else bool(call.method and _RUN_METHOD.match(call.method))
         if not receiver or receiver == "self" or not runs:
             return False
@@ -1544,6 +1571,23 @@ class Evaluation:
         index = next((i for i, a in enumerate(positional) if a is arg), None)
         return params[index] if index is not None and index < len(params) else None
 
+    def _probe_of_fresh_model(self, call: CallInfo) -> bool:
+        """The model is built in this function from a project class and run once with no weights loaded
+        into it: a check of the shapes it hands back, not an evaluation of a trained model."""
+        model = call.dotted or ""
+        if not model.isidentifier():
+            return False
+        fn = call.function
+        built = [a.value for a in fn.assigns if a.targets == (model,) and a.context.order < call.context.order]
+        if len(built) != 1 or not isinstance(built[0], cst.Call):
+            return False
+        if lookup_class(self.training.project, self.facts, dotted_name(built[0].func)) is None:
+            return False
+        return not any(
+            c.receiver == model and c.method in ("load_state_dict", "load", "load_weights", "train", "fit") or c.method == "load"
+            for c in fn.calls
+        )
+
     def _runs_per_batch(self, call: CallInfo) -> bool:
         """A model call over data: inside a loop, on data passed in, or in a helper called from loops.
 
@@ -1555,6 +1599,8 @@ class Evaluation:
         args = [a.value for a in call.node.args if a.keyword is None]
         if args and all(self.dummy_input(a, call.function) for a in args):
             return False  # `net(torch.zeros((1,) + shape))`: a probe of the output shape, not data
+        if not call.context.loops and self._probe_of_fresh_model(call):
+            return False  # `def test(data, args): net = test_Net3(args); y = net(data); print(y.shape)`
         if any(p not in ("self", "cls") for p in call.function.params):
             return True  # over what the caller passes in (a full-graph GNN batch)
         if any(_DATA_ITERABLE.search(_loop_source(loop)) for loop in call.context.loops):
@@ -2411,8 +2457,10 @@ class Evaluation:
                 continue
             if not start < c.context.order < at:
                 continue
+            if c.dotted == model and self.is_model_call(c):
+                continue  # a forward of the model leaves its mode as it is (BALD's first of T dropout samples)
             if within(c.dotted or "", model) or within(c.receiver or "", model) or any(dotted_name(a.value) == model for a in c.node.args):
-                return False  # the model is used (run, updated, handed on) between the switch and the pass
+                return False  # the model is used (updated, handed on, run by a method) between the switch and the pass
             event = self.training.event_of(c)
             if event is not None and event[0] in ("backward", "step"):
                 return False
@@ -2994,6 +3042,22 @@ def _returns_first(fn: FunctionInfo) -> bool:
             return isinstance(small, cst.Return) and small.value is None
         return False
     return False
+
+
+def _drawn_from_loader(fn: FunctionInfo) -> list[int]:
+    """Where fn takes one batch from a loader: `batch = next(iter(dataloader))`."""
+    found = []
+    for a in fn.assigns:
+        value = a.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next" and value.args):
+            continue
+        inner = value.args[0].value
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and inner.args:
+            inner = inner.args[0].value
+        source = (dotted_name(inner) or "").rsplit(".", 1)[-1]
+        if _ANY_LOADER.search(source) or _EVAL_LOADER.search(source) and "load" in source.lower():
+            found.append(a.context.order)
+    return found
 
 
 def _no_grad_at(helper: FunctionInfo, call: CallInfo) -> bool:

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from torchdoctor.dataflow import flag_tested, under_moves
-from torchdoctor.facts import FunctionInfo, default_of, dotted_name
+from torchdoctor.facts import FunctionInfo, argument, default_of, dotted_name
 from torchdoctor.project import lookup_class
 
 # PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
@@ -27,6 +27,11 @@ _MODE_LAYERS = {
 _DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
 _MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
                    "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
+# Where each of them takes its training flag: without one, or with a literal, it ignores the module's
+# mode (`F.dropout(e1, training=True)`, and `F.dropout(x, 0.5)`, whose default is True, drop in eval mode too)
+_MODE_FLAG = {"torch.nn.functional.dropout": ("training", 2), "torch.nn.functional.dropout2d": ("training", 2),
+              "torch.nn.functional.alpha_dropout": ("training", 2), "torch.dropout": ("train", 2),
+              "torch.nn.functional.batch_norm": ("training", 5)}
 # Weight wrappers that act on the mode: spectral norm runs a power iteration (and updates its `u`
 # vector) on every forward in training mode only
 _MODE_WRAPPERS = {"torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.spectral_norm"}
@@ -187,7 +192,9 @@ class ModeLayers:
             # `gat_layer = partial(HardGAO, k=k)`: the layers it will build are the class's
             return self._call_has(facts, cst.Call(func=node.args[0].value), fn, depth + 1)
         if q is not None:
-            if q in _MODE_FUNCTIONS or q in _MODE_WRAPPERS:
+            if q in _MODE_FUNCTIONS:
+                return _follows_mode(q, node)
+            if q in _MODE_WRAPPERS:
                 return True
             if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
                 rate = _dropout_rate(q, node)
@@ -359,6 +366,14 @@ class ModeLayers:
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+def _follows_mode(q: str, node: cst.Call) -> bool:
+    """A functional dropout or batch norm whose training flag is an expression (`training=self.training`),
+    not missing nor a literal."""
+    keyword, position = _MODE_FLAG[q]
+    flag = argument(node, position, keyword)
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value in ("True", "False"))
 
 
 def _dropout_rate(q: str, node: cst.Call) -> cst.BaseExpression | None:
