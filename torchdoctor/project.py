@@ -571,6 +571,7 @@ _CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
 # Text that shows a project can hold a layer acting on train/eval mode, or models from a library
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
+    r"|torch\.nn\.modules\.transformer\b|^\s*from\s+torch\.nn\s+import\s[^\n]*\bTransformer"  # (layers with dropout 0.1)
     r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
     r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
     re.M,
