@@ -295,6 +295,8 @@ class TensorCreatedInForward(Rule):
         for call in fn.calls:
             if id(call.node) in defaults:
                 continue
+            if call.context.branches and _branch_never_taken(ctx.facts, fn, call):
+                continue  # `if add == False:` in `norm(self, H, add=True)`, which every call leaves at True
             q = call.qualname or ""
             if (
                 call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
@@ -426,6 +428,76 @@ _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "to
 
 
 _GPU_CLASS_NAME = re.compile(r"GPU|Cuda|CUDA")  # `class SingleGPU(nn.Module)`: a wrapper that exists to put inputs on a GPU
+
+
+def _branch_never_taken(facts, fn: FunctionInfo, call: CallInfo) -> bool:
+    """The call sits in a branch of an `if` that tests a parameter against literals, and no call of fn in
+    this file takes that branch: each leaves the parameter at its literal default or passes a literal
+    (DL4EEG's `norm(self, H, add=True)` with `if add == False:`, always called without `add`)."""
+    sites = [c for c in facts.calls_of(fn) if c.function is not fn]
+    if not sites or fn.node is None:
+        return False
+    for if_id, side in call.context.branches:
+        test = facts.if_tests.get(if_id)
+        param = _tested_parameter(test, fn) if test is not None and side in (0, 1) else None
+        if param is None:
+            continue
+        code = facts.module.code_for_node(test)
+        default = default_of(fn, param)
+        taken = set()
+        for site in sites:
+            if any(a.star for a in site.node.args):
+                taken = {True, False}  # `norm(*args, **kw)`: what it is given is not written down
+                break
+            given = dict(_bind_arguments(site.node, fn.params)).get(param, default)
+            value = _literal_value(facts, given)
+            if value is _UNKNOWN:
+                taken = {True, False}
+                break
+            try:
+                taken.add(bool(eval(compile(code.strip(), "<test>", "eval"), {"__builtins__": {}}, {param: value})))
+            except Exception:
+                taken = {True, False}
+                break
+        if taken and (side == 0) not in taken:
+            return True
+    return False
+
+
+_UNKNOWN = object()
+
+
+def _literal_value(facts, node):
+    if node is None:
+        return _UNKNOWN
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return node.evaluated_value
+    return _UNKNOWN
+
+
+def _tested_parameter(test: cst.BaseExpression, fn: FunctionInfo) -> str | None:
+    """The one parameter a test reads, when everything else in it is a literal, a comparison or `not`."""
+    names: set[str] = set()
+
+    def plain(node) -> bool:
+        if isinstance(node, cst.Name):
+            if node.value not in ("True", "False", "None"):
+                names.add(node.value)
+            return True
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return plain(node.expression)
+        if isinstance(node, cst.Comparison):
+            return plain(node.left) and all(plain(c.comparator) for c in node.comparisons)
+        return False
+
+    if not plain(test) or len(names) != 1:
+        return None
+    name = names.pop()
+    return name if name in fn.params and name not in fn.assigned_names() else None
 
 
 def _holds_data_parallel(facts, cls) -> bool:
@@ -1165,16 +1237,17 @@ def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str
     for call in fn.calls:
         positional = [a for a in call.node.args if a.keyword is None and not a.star]
         index = next(
-            (i for i, a in enumerate(positional) if a.value is factory or (target and dotted_name(a.value) == target)),
+            (i for i, a in enumerate(positional)
+             if _unwrap_variable(a.value) is factory or (target and dotted_name(a.value) == target)),
             None,
         )
         if index is None:
             continue
-        helper = facts.resolve_function(call)
+        helper = facts.resolve_function(call) or _function_forward(facts, call.node)
         if helper is None and project is not None and call.dotted:
             found = project.function_named(facts, call.dotted)
             helper = found[1] if found is not None else None
-        params = [p for p in helper.params if p not in ("self", "cls")] if helper is not None else []
+        params = [p for p in helper.params if p not in ("self", "cls", "ctx")] if helper is not None else []
         if helper is None or helper.node is None or index >= len(params):
             return False
         scan = _IndexOnly(params[index])
@@ -1183,13 +1256,61 @@ def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str
     return False
 
 
+def _unwrap_variable(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`Variable(th.Tensor([n]))`: the tensor the old autograd wrapper holds."""
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("Variable", "autograd.Variable", "torch.autograd.Variable") and value.args:
+        return value.args[0].value
+    return value
+
+
+def _function_forward(facts, call: cst.Call) -> FunctionInfo | None:
+    """The forward of an autograd Function of this file called as `MyImpMap()(x, ...)` or `MyImpMap.apply(x, ...)`."""
+    func = call.func
+    if isinstance(func, cst.Call):
+        func = func.func
+    elif isinstance(func, cst.Attribute) and func.attr.value == "apply":
+        func = func.value
+    else:
+        return None
+    cls = facts.classes.get(func.value) if isinstance(func, cst.Name) else None
+    return cls.methods.get("forward") if cls is not None and "torch.autograd.Function" in cls.bases else None
+
+
 class _IndexOnly(cst.CSTVisitor):
+    """Reads of a parameter, and how many of them take a host number from it: `n[0]`, `int(n)`, `n.item()`."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.reads = 0
         self.constant_index_reads = 0
+        self.rebound = False  # `L = int(L)`: later reads are of the number
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+            node.value.visit(self)
+            self.rebound = True
+            return False
+        return True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.rebound:
+            return False
+        func = node.func
+        if (isinstance(func, cst.Name) and func.value in ("int", "float") and len(node.args) == 1
+                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == self.name):
+            self.reads += 1
+            self.constant_index_reads += 1
+            return False
+        if (isinstance(func, cst.Attribute) and func.attr.value == "item" and isinstance(func.value, cst.Name)
+                and func.value.value == self.name):
+            self.reads += 1
+            self.constant_index_reads += 1
+            return False
+        return True
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
+        if self.rebound:
+            return False
         if isinstance(node.value, cst.Name) and node.value.value == self.name:
             self.reads += 1
             if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
@@ -1198,7 +1319,7 @@ class _IndexOnly(cst.CSTVisitor):
         return True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
+        if node.value == self.name and not self.rebound:
             self.reads += 1
 
 
