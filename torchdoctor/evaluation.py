@@ -608,7 +608,7 @@ class Evaluation:
         they share with fn: a closure's variable, `self._model` in a method of the same class)."""
         runs = []
         for c in fn.calls:
-            if c.context.in_lambda:
+            if c.context.in_lambda or self._switched_off(c):
                 continue
             handed = self._plain_objects_handed_in(c)
             if handed is not None:
@@ -862,6 +862,14 @@ class Evaluation:
                 runs.append(ModelRun(call, name, grad_off_inside=self._runs_param_without_grad(method, param)))
         return runs
 
+    def _switched_off(self, call: CallInfo) -> bool:
+        """The call sits under `if False:` (or in the `else` of `if True:`): code kept but never run."""
+        for if_id, side in call.context.branches:
+            test = self.facts.if_tests.get(if_id)
+            if isinstance(test, cst.Name) and (test.value, side) in (("False", 0), ("True", 1)):
+                return True
+        return False
+
     def _model_handed_to_runner(self, call: CallInfo) -> str | None:
         """The model a call hands to code that runs it: fairseq's criterion, which computes the forward
         pass itself (`criterion(model, sample)`). (A generator's `generate(models, ...)` or another task's
@@ -878,8 +886,23 @@ class Evaluation:
         for arg in call.node.args:
             model = dotted_name(arg.value)
             if model and (self.is_model_name(model) or model.rsplit(".", 1)[-1] == "models"):
+                if self._holds_model_output(model, call):
+                    continue  # `out_net = model(x)` ... `criterion(out_net, x)`: the output, not the network
                 return model
         return None
+
+    def _holds_model_output(self, name: str, call: CallInfo) -> bool:
+        """The name was last given what a model run returned (`out_net = model(samples)`)."""
+        held = self.flow.value_of(name, call.function, call.context.order) if name.isidentifier() else None
+        if held is None or not isinstance(held[0], cst.Call):
+            return False
+        info = self.facts.call_info(held[0])
+        if info is not None and self.is_model_call(info):
+            return True
+        # (a model handed in, whose class the flow cannot follow: called by a model's name on data, not built)
+        called = dotted_name(held[0].func) or ""
+        last = called.rsplit(".", 1)[-1]
+        return bool(held[0].args) and last[:1].islower() and self.is_model_name(called) and last not in self.facts.classes
 
     def _run_by_helper_elsewhere(self, call: CallInfo) -> ModelRun | None:
         """A plain function from another file of the project that calls the model it is handed
@@ -1283,6 +1306,11 @@ class Evaluation:
         if not isinstance(value, cst.Call) or depth > 2:
             return False
         callee = self.facts.resolve_callee(value.func, fn)
+        if callee is None and isinstance(value.func, cst.Name):
+            # `load_func = load_checkpoint` ... `model = load_func(n, run)`: every loader the name is given
+            aliases = [a.value for a in fn.assigns if a.targets == (value.func.value,) and a.value is not None]
+            if aliases and all(isinstance(v, cst.Name) for v in aliases) and value.func.value not in fn.params:
+                return all(self._made_in_eval_mode(cst.Call(func=v, args=value.args), fn, depth + 1) for v in aliases)
         if callee is None:  # `load_compression_model(name)` or `Solver.model_from_checkpoint(path)` in another file
             found = self._project_function(value.func)
             if found is None:

@@ -92,8 +92,13 @@ class ModeLayers:
         return "self.training" in facts.module.code_for_node(cls.node)
 
     def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int) -> bool:
-        """Some call of the method builds or runs a layer that acts on the mode."""
-        return any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method))
+        """Some call of the method builds or runs a layer that acts on the mode (not one built into an
+        attribute nothing reads: MNISTCNN's `self.dropout1 = nn.Dropout2d(0.25)`, its use commented out)."""
+        unused = _unread_attribute_layers(facts, method) if method.name == "__init__" else set()
+        return any(
+            self._call_has(facts, call.node, method, depth)
+            for call in self._layer_calls(facts, method) if id(call.node) not in unused
+        )
 
     def method_has_modes(self, facts, cls, method) -> bool:
         """Whether one method of a module may act differently in eval mode: the class's mode layers
@@ -454,6 +459,32 @@ def _built_to_copy_weights_from(facts, method: FunctionInfo, node: cst.Call) -> 
 
 def _zero(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.Integer, cst.Float)) and float(value.value) == 0
+
+
+def _unread_attribute_layers(facts, init: FunctionInfo) -> set[int]:
+    """Calls whose result `__init__` stores in a `self.<name>` that nothing in the file reads again, in a
+    class that does not walk its own submodules (`self.modules()`, `self.children()`)."""
+    cls = init.cls
+    if cls is None or cls.node is None:
+        return set()
+    text = facts.module.code_for_node(cls.node)
+    if re.search(r"self\.(modules|children|named_modules|named_children|_modules|apply)\b|getattr\(\s*self|__dict__|vars\(\s*self", text):
+        return set()
+    out = set()
+    for a in init.assigns:
+        if a.value is None or len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.targets[0].count(".") != 1:
+            continue
+        if not isinstance(a.value, cst.Call):
+            continue
+        attribute = a.targets[0][5:]
+        if len(re.findall(r"\." + re.escape(attribute) + r"\b", _without_comments(facts.source))) == 1:
+            out.add(id(a.value))
+    return out
+
+
+def _without_comments(source: str) -> str:
+    """The source with `#` comments blanked (a use commented out is no use)."""
+    return re.sub(r"(?m)^([^#'\"\n]*)#.*$", r"\1", source)
 
 
 def _kept_on_self(method: FunctionInfo) -> set[int]:
