@@ -1609,8 +1609,9 @@ class Evaluation:
         built = [a.value for a in fn.assigns if a.targets == (model,) and a.context.order < call.context.order]
         if len(built) != 1 or not isinstance(built[0], cst.Call):
             return False
-        if lookup_class(self.training.project, self.facts, dotted_name(built[0].func)) is None:
-            return False
+        found = lookup_class(self.training.project, self.facts, dotted_name(built[0].func))
+        if found is None or not self.training.is_module_class(found[0], found[1]):
+            return False  # (`single_scale = MscEvalV0(...)`: an evaluator object handed the model, not a model)
         return not any(
             c.receiver == model and c.method in ("load_state_dict", "load", "load_weights", "train", "fit") or c.method == "load"
             for c in fn.calls

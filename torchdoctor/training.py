@@ -66,7 +66,10 @@ MODULE_BASES = {
     "torch.jit.ScriptModule",  # a subclass of nn.Module (YOLACT's `ScriptModuleWrapper`)
 }
 # nn.Module base classes of libraries whose code is not in the project
-_LIBRARY_MODULE_BASE = re.compile(r"^(allennlp\.(models|modules)\.[\w.]*[A-Z]\w*|transformers\.([\w.]+\.)?\w*PreTrainedModel)$")
+_LIBRARY_MODULE_BASE = re.compile(
+    r"^(allennlp\.(models|modules)\.[\w.]*[A-Z]\w*|transformers\.([\w.]+\.)?\w*PreTrainedModel"
+    r"|compressai\.models\.([\w.]+\.)?(CompressionModel|[A-Z]\w*Hyperprior|Cheng2020\w*|JointAutoregressiveHierarchicalPriors))$"
+)
 _HUGGING_FACE_MODEL = re.compile(
     r"^(transformers|pytorch_transformers|pytorch_pretrained_bert)\.([\w.]+\.)?(\w*(PreTrainedModel|Model)|[A-Z]\w*For[A-Z]\w*)$"
 )
