@@ -70,7 +70,7 @@ _RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wra
     r"(eval|evaluation|validation|test)_step)$"
 )
 _NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
-_SETTER = re.compile(r"_*(set|reset|enable|disable|toggle|register)_")
+_SETTER = re.compile(r"_*(set_(?!forward$)|(reset|enable|disable|toggle|register)_)")  # (few-shot `set_forward(x)` runs)
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
 _LIBRARY_NO_GRAD_METHODS = frozenset({"forward_on_instance", "forward_on_instances"})  # allennlp.models.Model
@@ -1612,9 +1612,22 @@ class Evaluation:
         found = lookup_class(self.training.project, self.facts, dotted_name(built[0].func))
         if found is None or not self.training.is_module_class(found[0], found[1]):
             return False  # (`single_scale = MscEvalV0(...)`: an evaluator object handed the model, not a model)
-        return not any(
+        if any(
             c.receiver == model and c.method in ("load_state_dict", "load", "load_weights", "train", "fit") or c.method == "load"
             for c in fn.calls
+        ):
+            return False
+        # only the shapes of what it hands back are read (`print(x0.shape)`), not the values (a density's sum)
+        outputs = {t for a in fn.assigns if a.context.order >= call.context.order and a.value is not None
+                   and any(n is call.node for n in calls_within(a.value)) for t in a.targets}
+        if not outputs or fn.node is None:
+            return False
+        body = self.facts.module.code_for_node(fn.node)
+        at = body.find(self.facts.module.code_for_node(call.node))
+        after = body[at:] if at >= 0 else ""
+        return bool(after) and all(
+            len(re.findall(rf"\b{re.escape(t)}\b", after)) == len(re.findall(rf"\b{re.escape(t)}\.(shape|size|dim)\b", after))
+            for t in outputs if t.isidentifier()
         )
 
     def _runs_per_batch(self, call: CallInfo) -> bool:
