@@ -143,6 +143,7 @@ class TensorCreatedInForward(Rule):
             return  # test doubles (`class TinyModel: forward -> torch.randn(...)`) run on the CPU by design
         self.movers = _device_movers(facts)
         params_of = _params_of(facts)
+        _project_movers(ctx.project, facts, self.movers, params_of)
         scans: dict[int, _UseScan] = {}
 
         binding: set[int] = set()  # helpers whose callers are being asked: recursion gets no answer
@@ -1155,6 +1156,30 @@ def _device_movers(facts) -> dict[str, set[str]]:
         if moved:
             movers[name] = moved  # (or a method: SpeechBrain's `self._dp_forward(pi_prob, ...)` moves pi_prob first)
     return movers
+
+
+def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict) -> None:
+    """Helpers of other files of the project that move a parameter to a device, by the name this file
+    calls them with (`datatools.to_variable(torch.zeros(1))`, whose body is `tensor.cuda()`)."""
+    if project is None:
+        return
+    asked: set[str] = set()
+    for call in facts.calls:
+        name = call.dotted
+        if (not name or name in movers or name in asked or name.startswith(("torch.", "self."))
+                or not any(isinstance(a.value, cst.Call) for a in call.node.args)):
+            continue
+        asked.add(name)
+        if facts.resolve_function(call) is not None:
+            continue
+        found = project.function_named(facts, name)
+        if found is None:
+            continue
+        helper = found[1]
+        moved = {c.receiver for c in helper.calls if c.receiver in helper.params and _moves_device(c.node)}
+        if moved:
+            movers[name] = moved
+            params_of[name] = helper.params
 
 
 def _helpers_by_call_name(facts) -> dict[str, FunctionInfo]:
