@@ -1158,6 +1158,12 @@ def _device_movers(facts) -> dict[str, set[str]]:
     return movers
 
 
+_NOT_PROJECT_MODULES = frozenset({
+    "torch", "torchvision", "torchaudio", "numpy", "scipy", "math", "random", "os", "sys", "time", "collections",
+    "itertools", "functools", "cv2", "PIL", "json", "re", "copy", "typing", "einops", "timm", "transformers",
+})
+
+
 def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict) -> None:
     """Helpers of other files of the project that move a parameter to a device, by the name this file
     calls them with (`datatools.to_variable(torch.zeros(1))`, whose body is `tensor.cuda()`)."""
@@ -1170,8 +1176,9 @@ def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict
                 or not any(isinstance(a.value, cst.Call) for a in call.node.args)):
             continue
         asked.add(name)
-        if facts.resolve_function(call) is not None:
-            continue
+        qualified = facts.qualify(call.node.func) or ""
+        if qualified.split(".", 1)[0] in _NOT_PROJECT_MODULES or facts.resolve_function(call) is not None:
+            continue  # (`nn.Sequential(...)`, `np.array(...)`: a library, not the project)
         found = project.function_named(facts, name)
         if found is None:
             continue

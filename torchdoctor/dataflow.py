@@ -65,6 +65,10 @@ MODEL_WRAPPERS = {
 MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
 
 
+# A `self.` attribute named for a loss: the only ones worth following into base classes for TD002
+_LOSS_ATTRIBUTE = re.compile(r"loss|criterion|crit|(^|_)ce(_|$)|nll|bce", re.I)
+
+
 @dataclass(frozen=True)
 class Origin:
     """A call that made a value, where it ran (so its own arguments can be followed further)."""
@@ -642,6 +646,8 @@ class DataFlow:
         name = dotted_name(expr)
         if name is None or not name.startswith("self.") or name.count(".") != 1 or fn.cls is None:
             return None
+        if not _LOSS_ATTRIBUTE.search(name[5:]):
+            return None  # (only a loss matters here: `self.conv1(x)` of a detectron2 head is not looked up the bases)
         if self._attribute_value(fn.cls, name) is not None:
             return None  # the class sets it itself: instance_of has answered
         inherited = self._inherited_attribute(fn.cls, name, [])

@@ -439,6 +439,8 @@ class Evaluation:
             # model(images)`: a batch drawn from a loader, run after the switch to eval, is an evaluation
             drawn = _drawn_from_loader(fn)
             evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver] if drawn else []
+            if not evaled:
+                continue
             calls = tuple(
                 r for r in self.model_runs(fn)
                 if not r.call.context.loops
