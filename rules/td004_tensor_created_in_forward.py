@@ -443,32 +443,38 @@ def _branch_never_taken(facts, fn: FunctionInfo, call: CallInfo) -> bool:
         param = _tested_parameter(test, fn) if test is not None and side in (0, 1) else None
         if param is None:
             continue
-        code = facts.module.code_for_node(test)
-        default = default_of(fn, param)
-        taken = set()
-        for site in sites:
-            if any(a.star for a in site.node.args):
-                taken = {True, False}  # `norm(*args, **kw)`: what it is given is not written down
-                break
-            given = dict(_bind_arguments(site.node, fn.params)).get(param, default)
-            value = _literal_value(facts, given)
-            if value is _UNKNOWN:
-                taken = {True, False}
-                break
-            try:
-                taken.add(bool(eval(compile(code.strip(), "<test>", "eval"), {"__builtins__": {}}, {param: value})))
-            except Exception:
-                taken = {True, False}
-                break
-        if taken and (side == 0) not in taken:
+        taken = _outcomes(facts, fn, sites, test, param)
+        if taken is not None and (side == 0) not in taken:
             return True
     return False
+
+
+def _outcomes(facts, fn: FunctionInfo, sites, test: cst.BaseExpression, param: str) -> set[bool] | None:
+    """The values the test takes over the call sites, or None when one site's value is not a literal
+    (or `norm(*args, **kw)` does not write it down)."""
+    try:
+        code = compile(facts.module.code_for_node(test).strip(), "<test>", "eval")
+    except SyntaxError:
+        return None
+    default = default_of(fn, param)
+    taken = set()
+    for site in sites:
+        if any(a.star for a in site.node.args):
+            return None
+        value = _literal_value(dict(_bind_arguments(site.node, fn.params)).get(param, default))
+        if value is _UNKNOWN:
+            return None
+        try:
+            taken.add(bool(eval(code, {"__builtins__": {}}, {param: value})))
+        except Exception:
+            return None
+    return taken
 
 
 _UNKNOWN = object()
 
 
-def _literal_value(facts, node):
+def _literal_value(node):
     if node is None:
         return _UNKNOWN
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
@@ -1152,10 +1158,15 @@ def _device_movers(facts) -> dict[str, set[str]]:
     (`def cuda_variable(t): return t.cuda()`). `weight.to(x.dtype)` is a cast, not a move."""
     movers: dict[str, set[str]] = {}
     for name, fn in _helpers_by_call_name(facts).items():
-        moved = {c.receiver for c in fn.calls if c.receiver in fn.params and _moves_device(c.node)}
+        moved = _moved_params(fn)
         if moved:
             movers[name] = moved  # (or a method: SpeechBrain's `self._dp_forward(pi_prob, ...)` moves pi_prob first)
     return movers
+
+
+def _moved_params(fn: FunctionInfo) -> set[str]:
+    """The parameters a helper moves to a device (`tensor.cuda()`, `t.to(device)`)."""
+    return {c.receiver for c in fn.calls if c.receiver in fn.params and _moves_device(c.node)}
 
 
 _NOT_PROJECT_MODULES = frozenset({
@@ -1183,7 +1194,7 @@ def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict
         if found is None:
             continue
         helper = found[1]
-        moved = {c.receiver for c in helper.calls if c.receiver in helper.params and _moves_device(c.node)}
+        moved = _moved_params(helper)
         if moved:
             movers[name] = moved
             params_of[name] = helper.params
@@ -1328,13 +1339,11 @@ class _IndexOnly(cst.CSTVisitor):
         if self.rebound:
             return False
         func = node.func
-        if (isinstance(func, cst.Name) and func.value in ("int", "float") and len(node.args) == 1
-                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == self.name):
-            self.reads += 1
-            self.constant_index_reads += 1
-            return False
-        if (isinstance(func, cst.Attribute) and func.attr.value == "item" and isinstance(func.value, cst.Name)
-                and func.value.value == self.name):
+        read = (  # `int(n)`, `float(n)`, `n.item()`
+            node.args[0].value if isinstance(func, cst.Name) and func.value in ("int", "float") and len(node.args) == 1
+            else func.value if isinstance(func, cst.Attribute) and func.attr.value == "item" else None
+        )
+        if isinstance(read, cst.Name) and read.value == self.name:
             self.reads += 1
             self.constant_index_reads += 1
             return False

@@ -414,39 +414,24 @@ class Evaluation:
                 if named_for_evaluation or not self._fed_training_data(fn, loop.iter_name or last):
                     out.append(EvalPass(fn, calls, False))
         for fn in self.facts.functions:
-            if fn.is_module or not fn.loops or any(p.function is fn for p in out):
-                continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self.has_training(fn):
-                continue
-            # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
-            # function switches the model to eval and runs it per batch; it is a pass whatever its name
-            evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver]
-            if not evaled:
-                continue
-            calls = tuple(
-                r for r in self.model_runs(fn)
-                if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
-                and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
-            )
-            if calls and not self._shared_with_training(fn):
-                out.append(EvalPass(fn, calls, True))
-        for fn in self.facts.functions:
             if fn.is_module or any(p.function is fn for p in out):
                 continue
             if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) or self.has_training(fn):
                 continue
-            # `def visualize_predictions_with_error(model, dataloader): model.eval(); batch = next(iter(dataloader));
-            # model(images)`: a batch drawn from a loader, run after the switch to eval, is an evaluation
-            drawn = _drawn_from_loader(fn)
-            evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver] if drawn else []
-            if not evaled:
+            # `def accuracy(network, loader): network.eval(); for x, y in loader: network.predict(x)`: the
+            # function switches the model to eval and runs it per batch; it is a pass whatever its name. So is
+            # a batch drawn from a loader and run after the switch (`def visualize_predictions_with_error(model,
+            # dataloader): model.eval(); batch = next(iter(dataloader)); model(images)`)
+            evaled = [c for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver]
+            drawn = _drawn_from_loader(fn) if evaled else []
+            if not evaled or not (fn.loops or drawn):
                 continue
+            runs = [r for r in self.model_runs(fn)
+                    if any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)]
             calls = tuple(
-                r for r in self.model_runs(fn)
-                if not r.call.context.loops
-                and any(e.context.order < r.call.context.order and within(r.model, e.receiver) for e in evaled)
-                and any(at < r.call.context.order for at in drawn)
-            )
+                r for r in runs
+                if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
+            ) or tuple(r for r in runs if not r.call.context.loops and any(at < r.call.context.order for at in drawn))
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
         return out
@@ -1614,11 +1599,9 @@ class Evaluation:
         found = lookup_class(self.training.project, self.facts, dotted_name(built[0].func))
         if found is None or not self.training.is_module_class(found[0], found[1]):
             return False  # (`single_scale = MscEvalV0(...)`: an evaluator object handed the model, not a model)
-        if any(
-            c.receiver == model and c.method in ("load_state_dict", "load", "load_weights", "train", "fit") or c.method == "load"
-            for c in fn.calls
-        ):
-            return False
+        if any(c.method == "load" or c.receiver == model and c.method in ("load_state_dict", "load_weights", "train", "fit")
+               for c in fn.calls):
+            return False  # weights loaded (into it, or by `torch.load` anywhere in the function), or trained
         # only the shapes of what it hands back are read (`print(x0.shape)`), not the values (a density's sum)
         outputs = {t for a in fn.assigns if a.context.order >= call.context.order and a.value is not None
                    and any(n is call.node for n in calls_within(a.value)) for t in a.targets}

@@ -471,13 +471,14 @@ def _unread_attribute_layers(facts, init: FunctionInfo) -> set[int]:
     if re.search(r"self\.(modules|children|named_modules|named_children|_modules|apply)\b|getattr\(\s*self|__dict__|vars\(\s*self", text):
         return set()
     out = set()
+    source = _without_comments(facts.source)
     for a in init.assigns:
         if a.value is None or len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.targets[0].count(".") != 1:
             continue
         if not isinstance(a.value, cst.Call):
             continue
         attribute = a.targets[0][5:]
-        if len(re.findall(r"\." + re.escape(attribute) + r"\b", _without_comments(facts.source))) == 1:
+        if len(re.findall(r"\." + re.escape(attribute) + r"\b", source)) == 1:
             out.add(id(a.value))
     return out
 
