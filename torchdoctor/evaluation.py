@@ -431,6 +431,7 @@ class Evaluation:
             calls = tuple(
                 r for r in runs
                 if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
+                and not self._over_training_data(fn, r.call)
             ) or tuple(r for r in runs if not r.call.context.loops and any(at < r.call.context.order for at in drawn))
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
@@ -486,12 +487,22 @@ class Evaluation:
         # the project's own loop runs it, not a framework)
         return not any(c.receiver == "self" for _, _, c in self.flow.calls_from_bases(hook, other_files=True))
 
+    def _over_training_data(self, fn: FunctionInfo, call: CallInfo) -> bool:
+        """The run sits in a loop over the training data (SNR-SKF's `for _, train_data in
+        enumerate(train_loader)`, where a frozen segmentation net in eval mode guides each training step):
+        training's loop, not an evaluation pass. (The innermost loop: a validation loop nested in the
+        training loop is a pass.)"""
+        loop = call.context.loops[-1]
+        name = loop.iter_name.rsplit(".", 1)[-1] if loop.iter_name else _keyed_loader(loop)
+        return bool(name and _ANY_LOADER.search(name) and self._fed_training_data(fn, name))
+
     def _fed_training_data(self, fn: FunctionInfo, loader: str) -> bool:
         """`init_memory(train_loader, model)`: a no_grad pass over the training data (a memory bank, features
         for clustering) runs in whatever mode training wants; it is not an evaluation."""
-        if loader not in fn.params:
+        sites = self.flow.call_sites_anywhere(fn) if loader in fn.params else []
+        if not sites:  # (a parameter no caller in sight fills: its name says it)
             return "train" in loader.lower()
-        for flow, site in self.flow.call_sites_anywhere(fn):
+        for flow, site in sites:
             arg = flow.argument_for(fn, loader, site)
             if arg is not None and "train" in (dotted_name(arg) or "").lower():
                 return True
@@ -801,7 +812,8 @@ class Evaluation:
             if override is hook or not self._derives_from(facts, override.cls, hook.cls):
                 continue
             judge = self.for_file(facts)
-            # (whatever its name: a per-batch `calculate_metrics(self, batch)` is the caller's pass)
+            # (whatever its name or decorator: a per-batch `calculate_metrics(self, batch)`, or an
+            # `@torch.no_grad() def _eval_step(self, batch)`, is the caller's pass, judged there)
             if not judge._leaves_modes_to_caller(override, by_name=False):
                 continue
             backwards = [c for c in override.calls if c.method == "backward"]
@@ -1553,9 +1565,9 @@ class Evaluation:
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo, by_name: bool = True) -> bool:
         """A helper that does not set train/eval mode itself (and, `by_name`, is not named as an
-        evaluation pass of its own): the mode its caller set is what its model call sees. (It may
-        still disable gradients inside: see `_sets_grad_mode`.)"""
-        if any(is_no_grad_name(d) for d in helper.decorators):
+        evaluation pass of its own, nor decorated as one): the mode its caller set is what its model
+        call sees. (It may still disable gradients inside: see `_sets_grad_mode`.)"""
+        if by_name and any(is_no_grad_name(d) for d in helper.decorators):
             return False  # an evaluation pass of its own, judged where it is
         if by_name and _EVAL_NAME.search(helper.name) and not self._shared_with_training(helper):
             return False  # (Autoformer's `self._predict(batch)`, which `train()` calls too, is a forward wrapper)
@@ -1881,6 +1893,8 @@ class Evaluation:
         handed = self._class_handed_to_factory(call, model, made)
         if handed is not None:  # `model = load_model(LSTMModel)`, whose `model = model_class()` builds what it is handed
             return self.modes.class_has_mode_layers(*handed)
+        if not self._forward_may_change(expr, call, model):
+            return False  # `model(x)` of a project class whose forward reaches no mode layer (a quantizer only `encode` runs)
         declared = self._declared_constructions(expr, call.function, call.context.order)
         if declared:  # `LightGCN(...).to(device)`, `GCN(..., dropout=0.5)` on every path: the arguments say what they hold
             return any(self.modes._call_has(o.facts, built, o.function, 0) for o, built in declared)
@@ -1951,6 +1965,17 @@ class Evaluation:
             return []
         named = project.classes_named(made.facts, func.value)
         return named if named and all(self.training.is_module_class(f, c) for f, c in named) else []
+
+    def _forward_may_change(self, expr: cst.BaseExpression, call: CallInfo, model: str) -> bool:
+        """For a run of the model itself (`model(x)`, `model.forward(x)`) of a known project class: whether
+        what its `forward` reaches holds a mode layer. True when the class or its forward is not known."""
+        if not (call.dotted == model or call.receiver == model and call.method == "forward"):
+            return True
+        inst = self.flow.instance_of(expr, call.function, call.context.order)
+        if inst is None or inst.cls is None or inst.declared or _stands_for_subclasses(inst):
+            return True  # (`net: BaseNet`: a type hint, which a subclass with other layers may fill)
+        forward = inst.cls.methods.get("forward")
+        return forward is None or self.modes.method_has_modes(inst.facts, inst.cls, forward)
 
     def _called_method_has_modes(self, inst, call: CallInfo, model: str) -> bool | None:
         """`model.inference(x, loader)` on an instance of a known class: whether that method runs layers that
@@ -2106,7 +2131,18 @@ class Evaluation:
             # handed on as a value, called where the value is
             holders = _holders_of_method_value(fn)
             return bool(holders) and all(self.grad_disabled_at_function(h, depth + 1) for h in holders)
-        return bool(sites) and all(judge.grad_disabled_at(site, depth + 1) for judge, site in sites)
+        return bool(sites) and all(
+            judge.grad_disabled_at(site, depth + 1) or self._judged_where_called(judge, site) for judge, site in sites
+        )
+
+    def _judged_where_called(self, judge: "Evaluation", site: CallInfo, for_mode: bool = False) -> bool:
+        """The call sits in another file's own evaluation pass, as one of its model runs per batch
+        (`def predict_batch(model, ...)` runs `model.predict_greedy_search(x)` for each batch): that pass
+        is judged, and reported, where it runs, so the method it calls is not reported again for it."""
+        caller = site.function
+        if judge is self or caller.is_module or not _EVAL_NAME.search(caller.name) or not judge._runs_per_batch(site):
+            return False
+        return any(r.call is site and (r.has_modes or not for_mode) for r in judge.model_runs(caller))
 
     def loader_comprehension_calls(self, fn: FunctionInfo) -> set[int]:
         """`calls_in_loader_comprehensions(fn)`, walked once per function (TD006 asks for every run)."""
@@ -2443,6 +2479,8 @@ class Evaluation:
         `Embedding(root, model)` stored there; either name switched to eval mode will do, unless the
         instance's own training method ran just before (`trainer.train_epoch(epoch)`)."""
         held = site.receiver + model[len("self"):]
+        if self._judged_where_called(judge, site, for_mode=True):
+            return True
         if judge._last_mode(site.function, held, site.context.order) == "train":
             return False
         stored = self._stored_by_constructor(fn, model, site, judge)
@@ -2705,8 +2743,11 @@ class Evaluation:
         siblings = fn.cls.methods.values() if fn.cls is not None else self.facts.toplevel_functions.values()
         for other in siblings:
             shared = set(other.params) & set(fn.params) - {param, "self"}
-            if other is fn or param not in other.params or "train" not in other.name or len(shared) < (1 if fn.cls else 2):
-                continue  # (the pair shares its plumbing: `epoch`, `writer`, `logger`, `config`, `args`, ...)
+            if other is fn or param not in other.params or "train" not in other.name:
+                continue
+            if len(shared) < (1 if fn.cls else 2) and not _paired_names(fn.name, other.name):
+                continue  # (the pair shares its plumbing: `epoch`, `writer`, `logger`, `config`, `args`, ...; or
+                # is named as a pair: `model_train`/`model_validate`, picked by a config and called as values)
             switches = [c for c in other.calls if c.receiver == model and c.method == "train" and not _is_false_arg(c.node)]
             if switches and not any(c.receiver == model and c.method == "eval" for c in other.calls) and self.has_training(other):
                 return True
@@ -3085,6 +3126,12 @@ def _drawn_from_loader(fn: FunctionInfo) -> list[int]:
         if _ANY_LOADER.search(source) or _EVAL_LOADER.search(source) and "load" in source.lower():
             found.append(a.context.order)
     return found
+
+
+def _paired_names(evaluating: str, training: str) -> bool:
+    """`fullsubnet_validate` and `fullsubnet_train`: the same name with its evaluation word for "train"."""
+    stem = re.sub(r"(validate|validation|valid|val|evaluate|evaluation|eval|test)", "", evaluating, count=1)
+    return stem != evaluating and stem.strip("_") != "" and stem == training.replace("train", "", 1)
 
 
 def _no_grad_at(helper: FunctionInfo, call: CallInfo) -> bool:

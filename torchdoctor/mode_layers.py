@@ -8,11 +8,12 @@ by what their constructors are given where the library declares it (PyG's and di
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
 from torchdoctor.dataflow import flag_tested, under_moves
-from torchdoctor.facts import FunctionInfo, argument, default_of, dotted_name
+from torchdoctor.facts import FunctionInfo, argument, calls_within, default_of, dotted_name
 from torchdoctor.project import lookup_class
 
 # PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
@@ -25,6 +26,7 @@ _MODE_LAYERS = {
     "TransformerEncoder", "TransformerDecoder",
 }
 _DROPOUT_IF_GIVEN = {"RNN", "LSTM", "GRU", "MultiheadAttention", "Embedding"}
+_CONTAINERS = {"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
 _MODE_FUNCTIONS = {"torch.nn.functional.dropout", "torch.nn.functional.batch_norm", "torch.dropout",
                    "torch.nn.functional.dropout2d", "torch.nn.functional.alpha_dropout"}
 # Where each of them takes its training flag: without one, or with a literal, it ignores the module's
@@ -77,6 +79,8 @@ class ModeLayers:
         for base, written in zip(cls.bases, cls.written_bases):
             if base in ("torch.nn.Module", "torch.nn.modules.module.Module", "object"):
                 continue  # (`class Module(object)` of a from-scratch framework: no mode of its own)
+            if _mode_free_torch_layer(base):
+                continue  # `class Conv1d1x1(nn.Conv1d)`: a torch layer that acts the same in either mode
             # a base of this file, or of another file of the project (salina's `Agent(nn.Module)` in agent.py)
             found = lookup_class(self.training.project, facts, written)
             if found is not None:
@@ -92,13 +96,8 @@ class ModeLayers:
         return "self.training" in facts.module.code_for_node(cls.node)
 
     def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int) -> bool:
-        """Some call of the method builds or runs a layer that acts on the mode (not one built into an
-        attribute nothing reads: MNISTCNN's `self.dropout1 = nn.Dropout2d(0.25)`, its use commented out)."""
-        unused = _unread_attribute_layers(facts, method) if method.name == "__init__" else set()
-        return any(
-            self._call_has(facts, call.node, method, depth)
-            for call in self._layer_calls(facts, method) if id(call.node) not in unused
-        )
+        """Some call of the method builds or runs a layer that acts on the mode."""
+        return any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method))
 
     def method_has_modes(self, facts, cls, method) -> bool:
         """Whether one method of a module may act differently in eval mode: the class's mode layers
@@ -109,20 +108,31 @@ class ModeLayers:
                 return self.class_has_mode_layers(facts, cls)
         if self._wraps_unknown_module(facts, cls, 0):
             return True
+        reach = _reach(facts, cls, method)
         for m in cls.methods.values():
+            if reach is not None and m not in reach.methods:
+                continue
             for call in self._layer_calls(facts, m):
                 if m is not method and (call.qualname or "") in _MODE_FUNCTIONS:
                     continue
+                if reach is not None and id(call.node) in reach.unread_layers:
+                    continue
                 if self._call_has(facts, call.node, m, 0):
                     return True
-        return method.node is not None and "self.training" in facts.module.code_for_node(method.node)
+        ran = reach.methods if reach is not None else [method]
+        return any(m.node is not None and "self.training" in facts.module.code_for_node(m.node) for m in ran)
 
     def _layer_calls(self, facts, method: FunctionInfo):
         """The calls of a method that may build or run a layer: not library calls outside `__init__`
         whose result is not kept on self (`Chem.MolFromSmiles(s)` in `decode`), though a class of the
         project imported there is one (`from counting.modules import Decoder` in a builder method)."""
         kept = _kept_on_self(method) if method.name != "__init__" else None
+        # (not a layer built into an attribute nothing reads: MNISTCNN's `self.dropout1 = nn.Dropout2d(0.25)`,
+        # its use commented out)
+        unused = _unread_attribute_layers(facts, method) if method.name == "__init__" else set()
         for call in method.calls:
+            if id(call.node) in unused:
+                continue
             if kept is not None and id(call.node) not in kept and _library_call(facts, call.node):
                 if lookup_class(self.training.project, facts, dotted_name(call.node.func)) is None:
                     continue
@@ -373,6 +383,78 @@ class ModeLayers:
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
 
 
+@dataclass
+class _Reach:
+    methods: list  # the method, what it calls on self, and what `__init__` calls (layer builders)
+    unread_layers: set[int]  # `self.<name> = Layer(...)` in `__init__` with <name> read by none of them
+
+
+_WALKS_ITSELF = re.compile(r"self\.(modules|children|named_modules|named_children|_modules)\b|getattr\(\s*self|__dict__|vars\(\s*self")
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
+
+
+def _reach(facts, cls, method: FunctionInfo) -> _Reach | None:
+    """What one method of a module can run: the methods it calls on self, transitively, and the layers
+    stored by `__init__` in attributes those methods read (AudioDec's `Generator.forward` runs its encoder
+    and decoder; the quantizer, with its `self.training` use, runs only in `encode`). None when the class
+    may reach its layers another way: walking its own submodules, or handing `self` to a function."""
+    if method.node is None or cls.node is None or _WALKS_ITSELF.search(facts.module.code_for_node(cls.node)):
+        return None
+    init = cls.methods.get("__init__")
+    ran = _called_on_self(cls, [method])
+    built = _called_on_self(cls, [init]) if init is not None else []
+    read: set[str] = set()
+    for m in ran:
+        if any(isinstance(a.value, cst.Name) and a.value.value == "self" for c in m.calls for a in c.node.args):
+            return None  # `run_blocks(self, x)`: a function of the file reads what it likes
+        read |= set(_SELF_ATTRIBUTE.findall(_without_comments(facts.module.code_for_node(m.node))))
+    unread = set()
+    if init is not None and init not in ran:
+        # (an attribute `__init__` itself hands on, `TreeEncoder(..., self.embedding)`, is read there)
+        mentions = _SELF_ATTRIBUTE.findall(_without_comments(facts.module.code_for_node(init.node)))
+        stores = [a.targets[0][5:] for a in init.assigns if len(a.targets) == 1 and a.targets[0].startswith("self.")]
+        read |= {name for name in set(mentions) if mentions.count(name) > stores.count(name)}
+        for a in init.assigns:
+            if isinstance(a.value, cst.Call) and len(a.targets) == 1 and a.targets[0].count(".") == 1 and (
+                a.targets[0].startswith("self.") and a.targets[0][5:] not in read
+            ):
+                unread |= {id(a.value)} | {id(c) for c in calls_within(a.value)}
+    return _Reach(ran + [m for m in built if m not in ran], unread)
+
+
+def _called_on_self(cls, start: list) -> list:
+    """The methods given and every method of the class they call on self (`self.encode(x)`, `self(x)`,
+    a property read as `self.head`), transitively."""
+    seen = [m for m in start if m is not None]
+    i = 0
+    while i < len(seen):
+        m = seen[i]
+        i += 1
+        for c in m.calls:
+            name = "forward" if c.dotted == "self" else c.method if c.receiver == "self" else None
+            callee = cls.methods.get(name) if name else None
+            if callee is not None and callee not in seen:
+                seen.append(callee)
+        if m.node is not None:
+            for name in _SELF_ATTRIBUTE.findall(cst.Module([]).code_for_node(m.node)):
+                callee = cls.methods.get(name)
+                if callee is not None and callee not in seen and any(
+                    isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in callee.node.decorators
+                ):
+                    seen.append(callee)
+    return seen
+
+
+def _mode_free_torch_layer(q: str) -> bool:
+    """A torch.nn layer class that holds no mode of its own (Conv1d, Linear, LayerNorm), as a base class:
+    not a container (`nn.Sequential`, whose layers its subclass hands in), a mode layer, or a recurrent
+    layer whose `dropout=` its subclass may pass."""
+    if not q.startswith("torch.nn.") or q.count(".") != 2:
+        return False
+    last = q.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in _MODE_LAYERS and last not in _DROPOUT_IF_GIVEN and last not in _CONTAINERS
+
+
 def _follows_mode(q: str, node: cst.Call) -> bool:
     """A functional dropout or batch norm whose training flag is an expression (`training=self.training`),
     not missing nor a literal."""
@@ -468,10 +550,11 @@ def _unread_attribute_layers(facts, init: FunctionInfo) -> set[int]:
     if cls is None or cls.node is None:
         return set()
     text = facts.module.code_for_node(cls.node)
-    if re.search(r"self\.(modules|children|named_modules|named_children|_modules|apply)\b|getattr\(\s*self|__dict__|vars\(\s*self", text):
+    # (`self.apply(init_fn)` walks them too, but only to set weights: it runs none)
+    if _WALKS_ITSELF.search(text):
         return set()
     out = set()
-    source = _without_comments(facts.source)
+    source = _without_imports(_without_comments(facts.source))
     for a in init.assigns:
         if a.value is None or len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.targets[0].count(".") != 1:
             continue
@@ -479,13 +562,19 @@ def _unread_attribute_layers(facts, init: FunctionInfo) -> set[int]:
             continue
         attribute = a.targets[0][5:]
         if len(re.findall(r"\." + re.escape(attribute) + r"\b", source)) == 1:
-            out.add(id(a.value))
+            out |= {id(a.value)} | {id(c) for c in calls_within(a.value)}  # (and the layers built inside it)
     return out
 
 
 def _without_comments(source: str) -> str:
     """The source with `#` comments blanked (a use commented out is no use)."""
     return re.sub(r"(?m)^([^#'\"\n]*)#.*$", r"\1", source)
+
+
+def _without_imports(source: str) -> str:
+    """The source with its import lines blanked (`from models.modules.projector import Projector` names a
+    module, not the attribute `self.projector`)."""
+    return re.sub(r"(?m)^[ \t]*(from|import)[ \t].*$", "", source)
 
 
 def _kept_on_self(method: FunctionInfo) -> set[int]:
