@@ -536,7 +536,8 @@ class TrainingFacts:
         methods = self._builder_methods(called)
         if methods is None:
             return None
-        return [_named_value(m, r.value) for m in methods for r, _ in m.returns if r.value is not None]
+        # (`return SpectralNorm(conv) if self.spectral_norm else conv`: each side)
+        return [_wrapped_value(m, v) for m in methods for r, _ in m.returns if r.value is not None for v in _sides(r.value)]
 
     def builds_module_at(self, node: cst.BaseExpression, index: int) -> bool:
         """`res2, channels = self.make_stage(...)`: element `index` of what a builder method returns
@@ -747,6 +748,24 @@ _LIBRARY_MODULE = re.compile(
 # live outside the module tree and are trained by their own sparse optimizers.
 _NOT_A_MODULE = re.compile(r"dgl\.(distributed\.\w+|nn\.(pytorch\.)?(sparse_emb\.)?NodeEmbedding)$")
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head|model)$", re.I)
+
+
+def _sides(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a conditional expression may give (itself, when it is none)."""
+    if isinstance(value, cst.IfExp):
+        return _sides(value.body) + _sides(value.orelse)
+    return [value]
+
+
+def _wrapped_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
+    """`_named_value`, and inside a call of a local name its value too: `conv = nn.Conv1d(...)` ...
+    `return spectral_norm(conv)` returns `spectral_norm(nn.Conv1d(...))`."""
+    value = _named_value(fn, value)
+    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
+        inner = _named_value(fn, value.args[0].value)
+        if inner is not value.args[0].value:
+            return value.with_changes(args=[value.args[0].with_changes(value=inner), *value.args[1:]])
+    return value
 
 
 def _named_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
