@@ -9,6 +9,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
 _FACTORIES = {
@@ -1286,7 +1287,7 @@ def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str
         )
         if index is None:
             continue
-        helper = facts.resolve_function(call) or _function_forward(facts, call.node)
+        helper = facts.resolve_function(call) or _function_forward(facts, call.node) or _held_forward(facts, fn, call, project)
         if helper is None and project is not None and call.dotted:
             found = project.function_named(facts, call.dotted)
             helper = found[1] if found is not None else None
@@ -1297,6 +1298,23 @@ def _read_as_host_scalar(facts, fn: FunctionInfo, factory: cst.Call, target: str
         helper.node.body.visit(scan)
         return scan.reads > 0 and scan.reads == scan.constant_index_reads
     return False
+
+
+def _held_forward(facts, fn: FunctionInfo, call, project) -> FunctionInfo | None:
+    """The forward of what `self.<name>` holds, when `__init__` builds it from a project class: ROAD's
+    `self.calc = Calculator(k, ...)` (an autograd Function of calc_score/calc.py), called as `self.calc(...)`."""
+    cls = fn.self_class()
+    if cls is None or not call.dotted or not call.dotted.startswith("self.") or call.dotted.count(".") != 1:
+        return None
+    init = cls.methods.get("__init__")
+    built = [a.value for a in init.assigns if a.targets == (call.dotted,) and isinstance(a.value, cst.Call)] if init else []
+    if len(built) != 1:
+        return None
+    found = lookup_class(project, facts, dotted_name(built[0].func)) if project is not None else None
+    if found is None:
+        local = facts.classes.get(dotted_name(built[0].func) or "")
+        return local.methods.get("forward") if local is not None else None
+    return found[1].methods.get("forward")
 
 
 def _unwrap_variable(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -1343,6 +1361,9 @@ class _IndexOnly(cst.CSTVisitor):
             node.args[0].value if isinstance(func, cst.Name) and func.value in ("int", "float") and len(node.args) == 1
             else func.value if isinstance(func, cst.Attribute) and func.attr.value == "item" else None
         )
+        while (isinstance(read, cst.Call) and not read.args and isinstance(read.func, cst.Attribute)
+               and read.func.attr.value in ("int", "long", "float", "double", "cpu")):
+            read = read.func.value  # `n.int().item()`
         if isinstance(read, cst.Name) and read.value == self.name:
             self.reads += 1
             self.constant_index_reads += 1
