@@ -70,8 +70,10 @@ class MissingSetEpoch(Rule):
         facts = ctx.facts
         if is_test_module(facts):
             return  # (accelerate's test scripts run three seeded epochs on purpose to compare orders)
+        # (in a project, the sampler may be built in another file and handed in: `train(..., train_sampler=
+        # train_sampler)` with `train_sampler: Optional[DistributedSampler]`)
         if not any(self._is_sampler(c) for c in facts.calls) and not _SAMPLER_WITHOUT_ITS_OWN_CALL.search(facts.source) and (
-            ctx.project is None or "DistributedSampler" in facts.source
+            ctx.project is None
         ):
             return
         given_epoch = self._samplers_given_epoch(ctx)
@@ -91,7 +93,9 @@ class MissingSetEpoch(Rule):
             reported.add(id(sampler))
             name = self._sampler_name(ctx, sampler)
             label = f"'{name}'" if name else "the DistributedSampler"
-            call = f"{name}.set_epoch(epoch)" if name else "loader.sampler.set_epoch(epoch)"
+            # (a sampler built in another file: reached through the loader this loop iterates)
+            loader = loop.iter_name if loop.iter_name and all(p.isidentifier() for p in loop.iter_name.split(".")) else "loader"
+            call = f"{name}.set_epoch(epoch)" if name else f"{loader}.sampler.set_epoch(epoch)"
             here = any(epoch_loop.function is fn for fn in ctx.facts.functions)
             yield ctx.report(
                 epoch_loop.node if here else loop.node,  # (an epoch loop in another file: this file's loop)
@@ -108,7 +112,13 @@ class MissingSetEpoch(Rule):
             if isinstance(loop.node, cst.For) and not _evaluates(ctx.evaluation, loop.function) and not _EVALUATION.search(loop.iter_name or ""):
                 # (`for batch in tqdm(valid_dataloader)` inside the epoch loop: evaluation order does not matter)
                 iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
-                yield loop, self._epoch_loop(ctx, loop), [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+                epoch_loop = self._epoch_loop(ctx, loop)
+                samplers = [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+                if not samplers and epoch_loop is not None and epoch_loop is not loop and epoch_loop.function is loop.function:
+                    # `def train(model, ..., train_dl, ..., train_sampler=None)` runs the epochs itself over a
+                    # loader its callers build, in this file or another (a DDP launcher's DistributedSampler)
+                    samplers = [s for o in _handed_in_origins(ctx, flow, loop) for s in self._shuffling_samplers_of(ctx, o)]
+                yield loop, epoch_loop, samplers
         for call in ctx.facts.calls:  # `batches = iter(loader)` once per epoch, then next(batches)
             if call.dotted == "iter" and call.node.args and call.context.loop is not None and not _evaluates(ctx.evaluation, call.function):
                 iterated = [o for o in flow.origins(call.node.args[0].value, call.function, call.context.order) if o]
@@ -170,6 +180,8 @@ class MissingSetEpoch(Rule):
                 made = [s for o in loaders if o is not None for s in self._samplers_of(ctx, o)]
             else:
                 made = [o for o in flow.origins(receiver, c.function, c.context.order) if o is not None]
+                if not made and isinstance(receiver, cst.Name):  # `train_sampler.set_epoch(epoch)` on a parameter
+                    made = _param_origins(ctx, flow, c.function, receiver.value)
             if not made and c.method == "set_epoch":
                 if _EVALUATION.search((dotted_name(receiver) or "").rsplit(".", 1)[-1]):
                     continue  # `eval_sampler.set_epoch(0)` on a parameter: not the training sampler
@@ -250,6 +262,10 @@ class MissingSetEpoch(Rule):
         if arg is None:
             return []
         inner = flow.origins(arg.value, iterated.function, iterated.order)
+        if not any(inner) and isinstance(arg.value, cst.Name):
+            # `def create_dataloader(dataset, opt, sampler=None): return DataLoader(..., sampler=sampler)` in
+            # data/__init__.py, given `train_sampler = DistIterSampler(...)` by train.py (mmsr, BasicSR)
+            inner = _param_origins(ctx, flow, iterated.function, arg.value.value)
         return [s for o in inner if o is not None for s in self._samplers_of(ctx, o, depth + 1)]
 
     def _chosen_sampler_class(self, ctx, iterated, info: CallInfo) -> bool:
@@ -324,6 +340,30 @@ def _origins_through_generators(flow, expr, fn, order) -> list:
             source = _generator_source(flow.argument_for(fn, expr.value, site))
             if source is not None:
                 found = found + flow.origins(source, site.function, site.context.order)
+    return found
+
+
+def _handed_in_origins(ctx, flow, loop: LoopInfo) -> list:
+    """The origins of the loader a loop iterates when it is a parameter of the loop's function."""
+    it = loop.node.iter
+    while isinstance(it, cst.Call) and it.args:  # `enumerate(tqdm(train_dl))`
+        it = it.args[0].value
+    return _param_origins(ctx, flow, loop.function, it.value) if isinstance(it, cst.Name) else []
+
+
+def _param_origins(ctx, flow, fn, param: str) -> list:
+    """What every caller of a top-level function passes for one of its parameters, in this file and
+    the project's others: the origins of each argument, where it is given."""
+    if param not in fn.params or fn.parent is None or not fn.parent.is_module:
+        return []
+    sites = [(flow, site) for site in flow.call_sites(fn)]
+    if ctx.project is not None:
+        sites += [(flow.flow_for(facts), site) for facts, site in ctx.project.callers_elsewhere(flow.facts, fn.name)]
+    found = []
+    for caller_flow, site in sites:
+        arg = caller_flow.argument_for(fn, param, site)
+        if arg is not None:
+            found += [o for o in caller_flow.origins(arg, site.function, site.context.order) if o is not None]
     return found
 
 
