@@ -20,7 +20,8 @@ from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, unde
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
 from torchdoctor.facts import (
     AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, call_receiver, calls_on_super, calls_within,
-    dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, names_in, unwrap_iter, within,
+    dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, keyword_arg, names_in, unwrap_iter,
+    within,
 )
 from torchdoctor.mode_layers import ModeLayers
 from torchdoctor.project import lookup_class
@@ -1758,6 +1759,8 @@ class Evaluation:
         optimizer, `torch.autograd.grad` of its own output): no_grad would break it. Also through a method
         the forward hands the work to (Meta-Transfer Learning's `self.meta_forward(...)`, which adapts the
         base learner with `torch.autograd.grad`)."""
+        if self._attacks_through_helper(run.call):
+            return True
         return any(
             _takes_gradients(method) or any(
                 _takes_gradients(method.cls.methods[c.method]) for c in method.calls
@@ -1765,6 +1768,17 @@ class Evaluation:
             )
             for _, method in self._forwards_of(run)
         )
+
+    def _attacks_through_helper(self, call: CallInfo) -> bool:
+        """`fgsm_attack(model, images, labels, eps)`, a helper of this file or the project's that takes
+        gradients of the model's loss (with respect to its input: `torch.autograd.grad(loss, x)`) and steps
+        nothing: an adversarial attack, which needs the graph."""
+        helper = self.facts.resolve_function(call)
+        project = self.training.project
+        if helper is None and project is not None and call.dotted and "." not in call.dotted:
+            found = project.function_named(self.facts, call.dotted)
+            helper = found[1] if found is not None else None
+        return helper is not None and _takes_gradients(helper) and not any(c.method == "step" for c in helper.calls)
 
     def _forwards_of(self, run: ModelRun) -> list:
         """(facts, forward) of every class the run's model may be (both sides of `a if big else b`), or
@@ -2243,6 +2257,8 @@ class Evaluation:
             return all(self.eval_mode_set_before(m + model[len(head):], s, depth + 1) for s, models in lists for m in models)
         if self._loaded_in_eval(fn, model, head):
             return True
+        if self._record_built_in_eval(fn, model, call, depth):
+            return True
         if self._picked_by_name(head, fn, call.context.order):
             # `generator = getattr(self, "netG_%s" % side)`: every `self.netG_*` it may pick must be in eval
             # mode; with none of them in sight, which network it is cannot be known here
@@ -2309,6 +2325,33 @@ class Evaluation:
             if judge._restored_to_training_each_pass(call, model, site, caller_model):
                 return False
             if not judge.eval_mode_set_before(caller_model, site, depth + 1):
+                return False
+        return True
+
+    def _record_built_in_eval(self, fn: FunctionInfo, model: str, call: CallInfo, depth: int) -> bool:
+        """`specialist.model` of a dataclass instance (`LoadedRealtimeSpecialist(model=model, ...)`), where
+        every construction in the project hands in a model already in eval mode (its loader calls
+        `model.eval()` first)."""
+        parts = model.split(".")
+        if len(parts) != 2 or parts[0] == "self" or depth > 3:
+            return False
+        inst = self.flow.instance_of(cst.parse_expression(parts[0]), fn, call.context.order)
+        if inst is None or inst.cls is None or inst.cls.node is None or not any(
+            (dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").endswith("dataclass")
+            for d in inst.cls.node.decorators
+        ):
+            return False
+        judge = self.for_file(inst.facts)
+        sites = [(judge, c) for c in inst.facts.calls if c.dotted == inst.cls.name]
+        project = self.training.project
+        if project is not None:
+            sites += [(self.for_file(o), c) for o, c in project.callers_elsewhere(inst.facts, inst.cls.name) if not is_test_file(o.path)]
+        if not sites:
+            return False
+        for site_judge, site in sites:
+            given = keyword_arg(site.node, parts[1])
+            name = _model_named(given.value) if given is not None else None
+            if name is None or not site_judge.eval_mode_set_before(name, site, depth + 1):
                 return False
         return True
 
