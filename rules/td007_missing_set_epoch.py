@@ -128,9 +128,9 @@ class MissingSetEpoch(Rule):
             return
         for loop in ctx.facts.loops:
             for call in loop.calls:
-                if call.context.loop is not loop or call.dotted is None or "." in call.dotted:
+                if call.context.loop is not loop or call.dotted is None:
                     continue
-                found = project.resolve_imported(ctx.facts, call.dotted)
+                found = self._project_callee(ctx, call)
                 if found is None or not hasattr(found[1], "loops"):
                     continue
                 callee = found[1]
@@ -142,6 +142,20 @@ class MissingSetEpoch(Rule):
                         continue
                     iterated = [o for o in flow.origins(arg, call.function, call.context.order) if o is not None]
                     yield loop, loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+
+    @staticmethod
+    def _project_callee(ctx, call):
+        """(facts, function) of a project function called by its imported name (`train_one_epoch(...)`), or
+        of the method of a project object (`executor.train(model, ..., train_data_loader, ...)` on
+        `executor = Executor()`); None otherwise."""
+        if "." not in call.dotted:
+            return ctx.project.resolve_imported(ctx.facts, call.dotted)
+        if not isinstance(call.node.func, cst.Attribute) or call.receiver == "self":
+            return None
+        inst = ctx.dataflow.instance_of(call.node.func.value, call.function, call.context.order)
+        if inst is None or inst.cls is None or call.method not in inst.cls.methods:
+            return None
+        return inst.facts, inst.cls.methods[call.method]
 
     @staticmethod
     def _iterated_origins(flow, expr, fn, order):
@@ -320,7 +334,8 @@ class MissingSetEpoch(Rule):
     @staticmethod
     def _sampler_name(ctx, sampler: cst.Call) -> str | None:
         for a in ctx.facts.assigns:
-            if a.value is sampler and len(a.targets) == 1:  # (timm's loader holds the sampler; DGL's takes set_epoch)
+            chosen = isinstance(a.value, cst.IfExp) and sampler in (a.value.body, a.value.orelse)  # `... if distributed else None`
+            if (a.value is sampler or chosen) and len(a.targets) == 1:  # (timm's loader holds the sampler; DGL's takes set_epoch)
                 return a.targets[0] + (".sampler" if (dotted_name(sampler.func) or "").endswith("create_loader") else "")
         for a in ctx.facts.assigns:  # `train_loader, sampler = get_dataloader(config, ddp=ddp)` from another file
             if len(a.targets) > 1 and isinstance(a.value, cst.Call):
