@@ -1120,6 +1120,9 @@ def _sites_in_methods(facts, helper: FunctionInfo) -> list:
     function beside the classes (its calls from scripts and data code are not the forward's)."""
     if _module_level(helper):
         return [c for c in facts.calls_of(helper) if c.receiver is None and c.function.self_class() is not None]
+    if helper.cls is None and helper.parent is not None and not helper.parent.is_module:
+        # `def gaussian(...)` nested in `create_window`: called by its bare name there
+        return [c for c in facts.calls_of(helper) if c.receiver is None and c.function is helper.parent]
     return [c for c in facts.calls_of(helper) if c.receiver == "self"]
 
 
