@@ -144,6 +144,7 @@ class ModuleInPlainContainer(Rule):
                         filled_with_modules.setdefault(t[:-2], []).append(a.context)
                     if a.augmented == "AddAssign" and a.value is not None and _holds_module(training, a.value):
                         filled_with_modules.setdefault(t, []).append(a.context)  # `self.heads += [nn.Linear(...)]`
+                        filled_values.setdefault(t, []).append((a, a.value))
             local_sources = _local_container_sources(assigns)
             placed_by_hand = _placed_by_hand(assigns)
             for a, attr in _attribute_assignments(assigns):
@@ -183,6 +184,8 @@ class ModuleInPlainContainer(Rule):
                     continue  # (but `self.layers = [nn.ReLU()]`, then a Conv2d block appended per pooling step, is not)
                 if _is_empty(value) and _fills_only_losses(filled_values.get(attr)):
                     continue  # mmf's MultiLoss: `loss_fn = MMFLoss(params)`, `self.losses.append(loss_fn)`
+                if _is_empty(value) and _fills_only_stateless(ctx, filled_values.get(attr)):
+                    continue  # a tracker's `self.tracks += [Track(...) ...]`: modules with no parameters or mode
                 yield ctx.report(
                     a.node,
                     f"'{attr}' keeps submodules in a plain {kind}, so their parameters are not registered "
@@ -411,6 +414,16 @@ def _only_stateless(ctx, value: cst.BaseExpression) -> bool:
     for k in kernels]`, a moving average; `[nn.Identity() for _ in kernels]`): nothing is lost in a plain list."""
     elements = _elements(value)
     return bool(elements) and all(ctx.training.constructs_stateless(ctx.facts, e) for e in elements)
+
+
+def _fills_only_stateless(ctx, fills: list | None) -> bool:
+    """Everything put in the container later (appended, or added as a list) is a module with no parameters,
+    buffers or mode of its own."""
+    return bool(fills) and all(
+        _only_stateless(ctx, value) if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) else
+        ctx.training.constructs_stateless(ctx.facts, value)
+        for _, value in fills
+    )
 
 
 def _filled_with_stateful(ctx, a: AssignInfo, fills: list | None) -> bool:
