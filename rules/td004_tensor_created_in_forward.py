@@ -416,6 +416,8 @@ class TensorCreatedInForward(Rule):
                 # function places its other factories itself: kornia's parameter generators pass
                 # `device=self.device` to every tensor they hand back, so one without it is a slip)
                 continue
+            if _logged_into_returned_dict(fn, call.node):
+                continue
             replace = _device_fix(ctx, call.node, forward) if forward is not None else None
             yield ctx.report(
                 call.node,
@@ -1318,6 +1320,28 @@ def _held_forward(facts, fn: FunctionInfo, call, project) -> FunctionInfo | None
         local = facts.classes.get(dotted_name(built[0].func) or "")
         return local.methods.get("forward") if local is not None else None
     return found[1].methods.get("forward")
+
+
+def _logged_into_returned_dict(fn: FunctionInfo, made: cst.Call) -> bool:
+    """`results['val_match_loss'] = torch.tensor([match_loss])` in a `forward_test` that returns `[results]`:
+    a number wrapped for the logs, stored under a literal key and handed back in a dict the function
+    computes nothing else with."""
+    args = made.args
+    if not (len(args) == 1 and isinstance(args[0].value, cst.List) and len(args[0].value.elements) == 1
+            and isinstance(args[0].value.elements[0].value, (cst.Name, cst.Attribute))):
+        return False
+    stores = [a for a in fn.assigns if a.value is made and len(a.targets) == 1 and a.targets[0].endswith("[]")]
+    if len(stores) != 1:
+        return False
+    holder = stores[0].targets[0][:-2]
+    if not holder.isidentifier():
+        return False
+    returned = [r.value for r, _ in fn.returns if r.value is not None]
+    return bool(returned) and all(
+        isinstance(v, cst.Name) and v.value == holder
+        or isinstance(v, (cst.Tuple, cst.List)) and any(isinstance(e.value, cst.Name) and e.value.value == holder for e in v.elements)
+        for v in returned
+    )
 
 
 def _unwrap_variable(value: cst.BaseExpression) -> cst.BaseExpression:
