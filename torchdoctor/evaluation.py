@@ -433,7 +433,8 @@ class Evaluation:
                 r for r in runs
                 if r.call.context.loops and self._runs_per_batch(r.call) and iterates_data(r.call.context.loops[-1])
                 and not self._over_training_data(fn, r.call)
-            ) or tuple(r for r in runs if not r.call.context.loops and any(at < r.call.context.order for at in drawn))
+            ) or tuple(r for r in runs if not r.call.context.loops and any(at < r.call.context.order for at in drawn)
+                       and not self._outputs_read_for_shapes_only(r.call))  # (a shape check on one batch is a probe)
             if calls and not self._shared_with_training(fn):
                 out.append(EvalPass(fn, calls, True))
         return out
@@ -1615,7 +1616,12 @@ class Evaluation:
         if any(c.method == "load" or c.receiver == model and c.method in ("load_state_dict", "load_weights", "train", "fit")
                for c in fn.calls):
             return False  # weights loaded (into it, or by `torch.load` anywhere in the function), or trained
-        # only the shapes of what it hands back are read (`print(x0.shape)`), not the values (a density's sum)
+        return self._outputs_read_for_shapes_only(call)
+
+    def _outputs_read_for_shapes_only(self, call: CallInfo) -> bool:
+        """Only the shapes of what the run hands back are read (`print(x0.shape)`, `if outputs.shape ==
+        (b, n_classes):`), not the values (a density's sum)."""
+        fn = call.function
         outputs = {t for a in fn.assigns if a.context.order >= call.context.order and a.value is not None
                    and any(n is call.node for n in calls_within(a.value)) for t in a.targets}
         if not outputs or fn.node is None:
@@ -1639,8 +1645,10 @@ class Evaluation:
         args = [a.value for a in call.node.args if a.keyword is None]
         if args and all(self.dummy_input(a, call.function) for a in args):
             return False  # `net(torch.zeros((1,) + shape))`: a probe of the output shape, not data
-        if not call.context.loops and self._probe_of_fresh_model(call):
-            return False  # `def test(data, args): net = test_Net3(args); y = net(data); print(y.shape)`
+        if not call.context.loops and (self._probe_of_fresh_model(call) or self._outputs_read_for_shapes_only(call)):
+            # `def test(data, args): net = test_Net3(args); y = net(data); print(y.shape)`; a trained model's
+            # output checked for its shape on one batch (`if outputs.shape == (b, n_classes):`)
+            return False
         if any(p not in ("self", "cls") for p in call.function.params):
             return True  # over what the caller passes in (a full-graph GNN batch)
         if any(_DATA_ITERABLE.search(_loop_source(loop)) for loop in call.context.loops):
