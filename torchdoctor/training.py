@@ -743,6 +743,8 @@ _LIBRARY_MODULE = re.compile(
     r"|mmcv\.cnn\.([\w.]+\.)?[A-Z]\w*$"  # mmcv's bricks: ConvModule, Scale, NonLocal2d, ...
     # fairseq's model bases (Graphormer's `Graphormer3D(BaseFairseqModel)`): nn.Modules
     r"|fairseq\.models\.([\w.]+\.)?(BaseFairseqModel|Fairseq\w*(Model|Encoder|Decoder))$"
+    # compressai's entropy models and latent codecs (`EntropyBottleneckLatentCodec`): nn.Modules with parameters
+    r"|compressai\.(latent_codecs|entropy_models|layers)\.([\w.]+\.)?[A-Z]\w*$"
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
