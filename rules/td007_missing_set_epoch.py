@@ -17,6 +17,7 @@ _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 _SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(
     r"\bDistributedSampler\s+if\b|\belse\s+DistributedSampler\b|\buse_ddp\s*=|\bcreate_loader\("
 )
+_LOADER_ARG = re.compile(r"(loader|dataloader|_dl|^dl)$", re.I)
 _DRAW = re.compile(r"(sample|draw)(_|$)")  # `rb.sample_tensors(...)`, `buffer.sample(n)`: a fresh random batch
 _ONE_EPOCH = re.compile(r"(^|_)(one_)?epoch$")  # `train_one_epoch`, `_train_epoch`, `run_epoch`: run once per epoch
 _SAMPLERS = {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
@@ -152,6 +153,8 @@ class MissingSetEpoch(Rule):
             return ctx.project.resolve_imported(ctx.facts, call.dotted)
         if not isinstance(call.node.func, cst.Attribute) or call.receiver == "self":
             return None
+        if not any(_LOADER_ARG.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in call.node.args):
+            return None  # (only calls handed something named like a loader are looked up: instances cost a search)
         inst = ctx.dataflow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is None or inst.cls is None or call.method not in inst.cls.methods:
             return None

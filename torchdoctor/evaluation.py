@@ -1624,14 +1624,15 @@ class Evaluation:
         fn = call.function
         outputs = {t for a in fn.assigns if a.context.order >= call.context.order and a.value is not None
                    and any(n is call.node for n in calls_within(a.value)) for t in a.targets}
-        if not outputs or fn.node is None:
-            return False
+        names = [t for t in outputs if t.isidentifier()]
+        if not names or fn.node is None:
+            return False  # (`self.fake_B = G(x)`: an attribute others read)
         body = self.facts.module.code_for_node(fn.node)
         at = body.find(self.facts.module.code_for_node(call.node))
         after = body[at:] if at >= 0 else ""
         return bool(after) and all(
             len(re.findall(rf"\b{re.escape(t)}\b", after)) == len(re.findall(rf"\b{re.escape(t)}\.(shape|size|dim)\b", after))
-            for t in outputs if t.isidentifier()
+            for t in names
         )
 
     def _runs_per_batch(self, call: CallInfo) -> bool:
