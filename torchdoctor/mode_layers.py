@@ -46,6 +46,7 @@ class ModeLayers:
         self.training = training
         self.flow = flow
         self._cache: dict[int, bool] = {}
+        self._unread: dict[int, set[int]] = {}  # `__init__` node -> calls whose layers no attribute read keeps
         self._params_followed: set[tuple[int, str]] = set()  # (constructor or builder, parameter) being followed
 
     def instance_has_mode_layers(self, inst) -> bool:
@@ -129,7 +130,7 @@ class ModeLayers:
         kept = _kept_on_self(method) if method.name != "__init__" else None
         # (not a layer built into an attribute nothing reads: MNISTCNN's `self.dropout1 = nn.Dropout2d(0.25)`,
         # its use commented out)
-        unused = _unread_attribute_layers(facts, method) if method.name == "__init__" else set()
+        unused = self._unread_in_init(facts, method) if method.name == "__init__" else set()
         for call in method.calls:
             if id(call.node) in unused:
                 continue
@@ -139,6 +140,14 @@ class ModeLayers:
             if _built_to_copy_weights_from(facts, method, call.node):
                 continue
             yield call
+
+    def _unread_in_init(self, facts, init: FunctionInfo) -> set[int]:
+        """`_unread_attribute_layers`, worked out once per `__init__` (each model run asks again)."""
+        key = id(init.node)
+        found = self._unread.get(key)
+        if found is None:
+            found = self._unread[key] = _unread_attribute_layers(facts, init)
+        return found
 
     @staticmethod
     def _runs_module_passed_in(cls) -> bool:
@@ -401,8 +410,8 @@ def _reach(facts, cls, method: FunctionInfo) -> _Reach | None:
     if method.node is None or cls.node is None or _WALKS_ITSELF.search(facts.module.code_for_node(cls.node)):
         return None
     init = cls.methods.get("__init__")
-    ran = _called_on_self(cls, [method])
-    built = _called_on_self(cls, [init]) if init is not None else []
+    ran = _called_on_self(facts, cls, [method])
+    built = _called_on_self(facts, cls, [init]) if init is not None else []
     read: set[str] = set()
     for m in ran:
         if any(isinstance(a.value, cst.Name) and a.value.value == "self" for c in m.calls for a in c.node.args):
@@ -422,7 +431,7 @@ def _reach(facts, cls, method: FunctionInfo) -> _Reach | None:
     return _Reach(ran + [m for m in built if m not in ran], unread)
 
 
-def _called_on_self(cls, start: list) -> list:
+def _called_on_self(facts, cls, start: list) -> list:
     """The methods given and every method of the class they call on self (`self.encode(x)`, `self(x)`,
     a property read as `self.head`), transitively."""
     seen = [m for m in start if m is not None]
@@ -436,7 +445,7 @@ def _called_on_self(cls, start: list) -> list:
             if callee is not None and callee not in seen:
                 seen.append(callee)
         if m.node is not None:
-            for name in _SELF_ATTRIBUTE.findall(cst.Module([]).code_for_node(m.node)):
+            for name in _SELF_ATTRIBUTE.findall(facts.module.code_for_node(m.node)):
                 callee = cls.methods.get(name)
                 if callee is not None and callee not in seen and any(
                     isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in callee.node.decorators
