@@ -23,7 +23,7 @@ from torchdoctor.facts import (
     dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, keyword_arg, names_in, unwrap_iter,
     within,
 )
-from torchdoctor.mode_layers import ModeLayers
+from torchdoctor.mode_layers import ModeLayers, constructions_of
 from torchdoctor.project import lookup_class
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
@@ -1783,9 +1783,8 @@ class Evaluation:
         gradients of the model's loss (with respect to its input: `torch.autograd.grad(loss, x)`) and steps
         nothing: an adversarial attack, which needs the graph."""
         helper = self.facts.resolve_function(call)
-        project = self.training.project
-        if helper is None and project is not None and call.dotted and "." not in call.dotted:
-            found = project.function_named(self.facts, call.dotted)
+        if helper is None and call.dotted and "." not in call.dotted:
+            found = self._project_function(call.node.func)
             helper = found[1] if found is not None else None
         return helper is not None and _takes_gradients(helper) and not any(c.method == "step" for c in helper.calls)
 
@@ -2350,11 +2349,8 @@ class Evaluation:
             for d in inst.cls.node.decorators
         ):
             return False
-        judge = self.for_file(inst.facts)
-        sites = [(judge, c) for c in inst.facts.calls if c.dotted == inst.cls.name]
-        project = self.training.project
-        if project is not None:
-            sites += [(self.for_file(o), c) for o, c in project.callers_elsewhere(inst.facts, inst.cls.name) if not is_test_file(o.path)]
+        sites = [(self.for_file(o), c) for o, c in constructions_of(self.training.project, inst.facts, inst.cls)
+                 if o is inst.facts or not is_test_file(o.path)]
         if not sites:
             return False
         for site_judge, site in sites:

@@ -168,7 +168,7 @@ class ModeLayers:
         if init is None or project is None or depth > 16:
             return False
         passed = _modules_passed_in(cls)
-        sites = _constructions(project, facts, cls)
+        sites = constructions_of(project, facts, cls)
         if not sites:
             return False
         for site_facts, site in sites:
@@ -320,7 +320,7 @@ class ModeLayers:
         if project is None or depth > 16 or key in self._params_followed:
             return True
         if init.name == "__init__" and init.cls is not None:
-            sites = _constructions(project, facts, init.cls)
+            sites = constructions_of(project, facts, init.cls)
         elif init.cls is None and init.parent is not None and init.parent.is_module:
             sites = [(facts, c) for c in self.flow.flow_for(facts).call_sites(init)]
             sites += project.callers_elsewhere(facts, init.name)
@@ -423,11 +423,9 @@ def _reach(facts, cls, method: FunctionInfo) -> _Reach | None:
         mentions = _SELF_ATTRIBUTE.findall(_without_comments(facts.module.code_for_node(init.node)))
         stores = [a.targets[0][5:] for a in init.assigns if len(a.targets) == 1 and a.targets[0].startswith("self.")]
         read |= {name for name in set(mentions) if mentions.count(name) > stores.count(name)}
-        for a in init.assigns:
-            if isinstance(a.value, cst.Call) and len(a.targets) == 1 and a.targets[0].count(".") == 1 and (
-                a.targets[0].startswith("self.") and a.targets[0][5:] not in read
-            ):
-                unread |= {id(a.value)} | {id(c) for c in calls_within(a.value)}
+        for attribute, value in _stored_calls(init):
+            if attribute not in read:
+                unread |= _built_in(value)
     return _Reach(ran + [m for m in built if m not in ran], unread)
 
 
@@ -484,10 +482,11 @@ def _dropout_rate(q: str, node: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def _constructions(project, facts, cls) -> list:
+def constructions_of(project, facts, cls) -> list:
     """(file facts, call) for every construction of a class of `facts`: in its own file and in the
-    project's other files."""
-    return [(facts, c) for c in facts.calls if c.dotted == cls.name] + project.callers_elsewhere(facts, cls.name)
+    project's other files (when there is a project)."""
+    elsewhere = project.callers_elsewhere(facts, cls.name) if project is not None else []
+    return [(facts, c) for c in facts.calls if c.dotted == cls.name] + elsewhere
 
 
 def _sets_training(method: FunctionInfo) -> bool:
@@ -562,17 +561,26 @@ def _unread_attribute_layers(facts, init: FunctionInfo) -> set[int]:
     # (`self.apply(init_fn)` walks them too, but only to set weights: it runs none)
     if _WALKS_ITSELF.search(text):
         return set()
-    out = set()
     source = _without_imports(_without_comments(facts.source))
+    return {
+        built for attribute, value in _stored_calls(init)
+        if len(re.findall(r"\." + re.escape(attribute) + r"\b", source)) == 1
+        for built in _built_in(value)
+    }
+
+
+def _stored_calls(init: FunctionInfo):
+    """(attribute, call) for each `self.<attribute> = Call(...)` of an `__init__`."""
     for a in init.assigns:
-        if a.value is None or len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.targets[0].count(".") != 1:
-            continue
-        if not isinstance(a.value, cst.Call):
-            continue
-        attribute = a.targets[0][5:]
-        if len(re.findall(r"\." + re.escape(attribute) + r"\b", source)) == 1:
-            out |= {id(a.value)} | {id(c) for c in calls_within(a.value)}  # (and the layers built inside it)
-    return out
+        if isinstance(a.value, cst.Call) and len(a.targets) == 1 and a.targets[0].startswith("self.") and (
+            a.targets[0].count(".") == 1
+        ):
+            yield a.targets[0][5:], a.value
+
+
+def _built_in(value: cst.Call) -> set[int]:
+    """ids of a stored call and of the layers built inside it (`nn.Sequential(nn.Conv1d(...), nn.BatchNorm1d(...))`)."""
+    return {id(value)} | {id(c) for c in calls_within(value)}
 
 
 def _without_comments(source: str) -> str:
