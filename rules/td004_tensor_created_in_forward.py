@@ -1567,11 +1567,32 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
     value = held[0] if held is not None and held[1] is fn else None
     if _built_list(value):
         return True
+    if args and _computed_from_host_copy(args[0] if name is None else value, fn):
+        return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
         info = ctx.facts.call_info(value)
         method = ctx.facts.resolve_function(info) if info is not None else None
         returns = [r.value for r, _ in method.returns] if method is not None else []
         return bool(returns) and all(_built_list(r) for r in returns)
+    return False
+
+
+def _computed_from_host_copy(value, fn: FunctionInfo) -> bool:
+    """`self.dense_weight_model.dense_weight(target.cpu().numpy())`: values worked out from a host copy of
+    an input, one per element of it (a weight per sample), not a 0-dim scalar."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    if (dotted_name(value.func) or "").split(".", 1)[0] in _PYTHON_LIBRARIES:
+        return False  # `np.mean(x.cpu().numpy())`: a library reduction may well hand back one number
+    params = set(fn.params) - {"self", "cls", "ctx"}
+    for arg in value.args:
+        inner = arg.value
+        if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in ("numpy", "tolist")):
+            continue
+        while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+            inner = inner.func.value  # `target.detach().cpu().numpy()`
+        if isinstance(inner, cst.Name) and inner.value in params:
+            return True
     return False
 
 
@@ -1688,9 +1709,10 @@ class _DeviceValues:
                         if "." not in t and not t.endswith("[]") and t not in host and (placed or not _HOST_PARAM.search(t))
                     )
 
-    def touches(self, node: cst.CSTNode) -> bool:
+    def touches(self, node: cst.CSTNode, excluding: str | None = None) -> bool:
+        """Whether `node` reads a value on the model's device (`excluding` one name: the tensor asked about)."""
         found = False
-        names = self.names
+        names = self.names - {excluding} if excluding else self.names
         attrs = self.attrs
         pure = self.pure_methods
 
@@ -1757,8 +1779,8 @@ def _moved_to_host(call: cst.Call) -> bool:
 
 _TEXT_PREPROCESSOR = re.compile(r"tokeni[sz]er|processor", re.I)
 _HOST_PARAM = re.compile(
-    r"^(n|k|i|j|num|bsz|size|dim|step|steps|epoch|mode|length|padding_count|incremental_state)$"
-    r"|^(n|num)_\w+|_(size|dim|len|length|count|idx|index|id|ids|mode|steps?|ratio|rate|prob|p)$"
+    r"^(n|k|i|j|num|bsz|size|sizes|shape|dim|dims|step|steps|epoch|mode|length|padding_count|incremental_state)$"
+    r"|^(n|num)_\w+|_(size|sizes|shape|dim|len|length|count|idx|index|id|ids|mode|steps?|ratio|rate|prob|p)$"
 )
 
 
@@ -2547,6 +2569,7 @@ class _UseScan(cst.CSTVisitor):
                 else "cpu" if self._cpu_side_depth or id(node) in self._host_arg_reads
                 else "index" if self._handed_to_indexing_helper(node)
                 else "host" if self._statements and not self._statements[-1].touches
+                else "host" if self._statements and self._meets_only_itself(node.value)
                 else "tensor"
             )
             if kind == "tensor" and id(node) in self._element_reads:  # `scale_t[0]` handed to a CUDA kernel
@@ -2565,6 +2588,12 @@ class _UseScan(cst.CSTVisitor):
                 and self._statements[-1].always and self.device.touches(self._statements[-1].node)
             ):  # `return self.net(z)`: handed back, but through the model's own layers first
                 self.met_on_return.setdefault(node.value, []).append(self._tick)
+
+    def _meets_only_itself(self, name: str) -> bool:
+        """FocalLoss's `alpha = alpha * (1 - self.alpha)`: the statement reads no device value but the
+        tensor itself (its name counts as a device value only for the later `alpha = alpha.to(logit.device)`)."""
+        statement = self._statements[-1]
+        return not statement.always and not self.device.touches(_read_part(statement.node), excluding=name)
 
     def _handed_to_indexing_helper(self, node: cst.Name) -> bool:
         calls = self.passed_to.get(id(node))

@@ -1292,21 +1292,32 @@ def flag_tested(test: cst.BaseExpression | None, params, kept: dict[str, str] | 
 
 
 def _parameter_in_test(test: cst.BaseExpression | None, params) -> str | None:
-    """The parameter an `if` test compares with literals or tests as a flag."""
+    """The parameter an `if` test compares with literals or tests as a flag (or one side of an `and` does:
+    nnU-Net's `if run_online_evaluation and self.log_images:`)."""
+    if _is_and(test):
+        return _parameter_in_test(test.left, params) or _parameter_in_test(test.right, params)
     compared = _parameter_tested(test, params) or flag_tested(test, params)
     return compared[0] if compared is not None else None
 
 
 def _test_outcome(test: cst.BaseExpression, param: str, value) -> bool | None:
-    """Whether `test` holds when `param` is the literal `value`; None when that is not known."""
+    """Whether `test` holds when `param` is the literal `value`; None when that is not known
+    (an `and` is known false when one side is)."""
     if value is _UNKNOWN:
         return None
+    if _is_and(test):
+        sides = (_test_outcome(test.left, param, value), _test_outcome(test.right, param, value))
+        return False if False in sides else None
     compared = _parameter_tested(test, (param,))
     if compared is not None:
         _, literals, equal = compared
         return (value in literals) == equal
     flag = flag_tested(test, (param,))
     return bool(value) == flag[1] if flag is not None else None
+
+
+def _is_and(test) -> bool:
+    return isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)
 
 
 class _AsSettings(cst.CSTTransformer):

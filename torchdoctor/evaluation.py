@@ -114,6 +114,9 @@ _EVAL_STEP_HOOK = re.compile(r"(prediction|predict|eval|evaluation|validation|te
 _EVAL_LOADER = re.compile(r"(val|valid|test|eval|dev)", re.I)
 _ANY_LOADER = re.compile(r"(^|_)(loader|dataloader|data_loader|dl)$", re.I)
 _TRAINING_NAME = re.compile(r"train|loss|fit|update|optimi[sz]e", re.I)
+_LOSS_HELPER = re.compile(r"_*(compute|calc|calculate|get)_loss(es)?_", re.I)
+_OVERFIT = re.compile(r"overfit\w*", re.I)
+_REPORTING_NAME = re.compile(r"_*(log|print|plot|save|show|write|record|report|dump|visuali[sz]e)(_|$)", re.I)
 # Words an evaluation pass cannot be written without (its name, a no_grad block, an `eval()`): files
 # with none of them skip the evaluation rules.
 EVAL_TRIGGERS = ("val", "eval", "test", "predict", "infer", "score", "acc", "metric", "no_grad", "inference_mode")
@@ -124,6 +127,7 @@ _METRIC_PATH = re.compile(r"(^|/)(metrics?|losses|loss)(/|\.py$)")
 _AUGMENTATION_PATH = re.compile(r"(^|/)augmentations?(/|\.py$)")
 # a library module of inference front ends: `espnet2.bin.asr_inference`, `transformers.pipelines`
 _INFERENCE_MODULE = re.compile(r"\.(\w+_)?(inference|inferencer|predictor|pipelines?)$")
+_HF_PIPELINE = frozenset({"transformers.pipeline", "transformers.pipelines.pipeline"})
 _RUNNER_NAME = re.compile(r"^(criterion|loss|loss_fn|compute_loss)$")
 # Library functions that run the network they are handed: (position, keyword) of that argument
 _LIBRARY_RUNNERS = {
@@ -186,7 +190,7 @@ class Evaluation:
             return False  # `net = test_Net3(args)`: a class of this file, however it is spelled, is built, not run
         if call.qualname is not None or call.dotted is None or call.dotted in ("self", "super"):
             return False
-        if self.facts.resolve_function(call) is not None:
+        if self.facts.resolve_function(call) is not None or self._inherited_method(call):
             return False
         if isinstance(call.node.func, cst.Name) and is_model_factory(call.dotted) and not self._bound_name(call):
             return False  # `TripletNet(resnet101())` with `from net import *`: a factory builds a model, runs none
@@ -212,6 +216,8 @@ class Evaluation:
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
         if _DECODER_NAME.search(call.dotted) and _decodes_model_output(call):
             return False  # `outs = model(images)` ... `scores, boxes = decoder(outs)`: a detector's post-processing
+        if isinstance(call.node.func, cst.Name) and self.is_model_name(call.dotted) and self._project_function(call.node.func):
+            return False  # `accuracy_encoder(outputs, targets)`, star-imported from the project's utilities: a function
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call))
 
@@ -263,6 +269,8 @@ class Evaluation:
         if not isinstance(value, cst.Call):
             return False
         q = self.facts.qualify(value.func) or ""
+        if q in _HF_PIPELINE:
+            return True  # `pipeline("automatic-speech-recognition", model=...)`: eval mode and no_grad inside
         return (bool(_INFERENCE_MODULE.search(q.rsplit(".", 1)[0])) and not q.startswith("torch.") and q.count(".") >= 2
                 and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None)
 
@@ -388,7 +396,9 @@ class Evaluation:
                 continue  # `@torch.no_grad() def __call__(self, state)` of an RL agent: acting while training, not an evaluation
             # (a decorator names a pass only when it is torch's own: YOLOv5's `@smart_inference_mode()` also
             # wraps detect.py's `run`, whose model comes from a loader that switches it to eval itself)
-            if _EVAL_NAME.search(fn.name) or any(d.rsplit(".", 1)[-1] in NO_GRAD_WORDS for d in fn.decorators):
+            # (nnU-Net flow trainers' `compute_losses_label_prediction`: a loss of the prediction variant, for training)
+            named = _EVAL_NAME.search(fn.name) and not _LOSS_HELPER.match(fn.name)
+            if named or any(d.rsplit(".", 1)[-1] in NO_GRAD_WORDS for d in fn.decorators):
                 calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 # (captum's `train_and_eval`: `self.lm.fit(loader)` then `self.lm(x_test)` trains the model it scores)
                 calls = tuple(r for r in calls if not any(c.method == "fit" and c.receiver == r.model for c in fn.calls))
@@ -1275,6 +1285,15 @@ class Evaluation:
                     return method
         return None
 
+    def _inherited_method(self, call: CallInfo) -> bool:
+        """`self.run_model(x)` where `run_model` is a method of a base class in another file of the project
+        (`from . import Co12Property`): a method, which switches its own modes, not a model named `*_model`."""
+        func = call.node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
+            return False
+        cls = call.function.self_class() if call.function is not None else None
+        return cls is not None and self._method_and_file(self.facts, cls, func.attr.value) is not None
+
     def _treated_as_module(self, name: str, fn: FunctionInfo) -> bool:
         """The file moves, loads or switches `name` like an nn.Module (a GAN-zoo style wrapper object
         with a `test()` method has no `.eval()` to call)."""
@@ -2089,6 +2108,11 @@ class Evaluation:
                 return True
         return False
 
+    def _updates_weights(self, fn: FunctionInfo, depth: int = 1) -> bool:
+        """A backward or an optimizer step in fn or its helpers (freezing parameters with `requires_grad_` trains nothing)."""
+        return any((event := self.training.event_of(c)) is not None and event[0] in ("backward", "step")
+                   for c in self._calls_with_helpers(fn, depth))
+
     def steps_anything(self, fn: FunctionInfo, depth: int = 2) -> bool:
         """An optimizer step (or a call we cannot see into that is handed an optimizer) in fn or its helpers."""
         for call in self._calls_with_helpers(fn, depth):
@@ -2554,7 +2578,8 @@ class Evaluation:
         if callee is not None and self.has_training(callee, depth=1):
             return False  # VIBE's `self.train()`: the trainer's own epoch of training, not a mode chosen for the pass
         entered = self.facts.resolve_function(call)
-        if entered is not None and self.has_training(entered, depth=1):
+        # (a backward with no step is the pass's own saliency: nnU-Net flow trainers' `get_gradient_images`)
+        if entered is not None and self.steps_anything(entered, depth=1):
             # `self.model.train()` then `self._run_epoch()`, which trains and then evaluates: the mode is
             # chosen for the training, and the pass inside meets it
             return False
@@ -2573,12 +2598,15 @@ class Evaluation:
             if c.dotted == model and self.is_model_call(c):
                 continue  # a forward of the model leaves its mode as it is (BALD's first of T dropout samples)
             if within(c.dotted or "", model) or within(c.receiver or "", model) or any(dotted_name(a.value) == model for a in c.node.args):
+                helper = self.facts.resolve_function(c)
+                if helper is not None and not (_trains_by_name(helper.name) or self._updates_weights(helper)):
+                    continue  # nnU-Net's `self.freeze_batchnorm_layers(self.network)`: a helper of this file that trains nothing
                 return False  # the model is used (updated, handed on, run by a method) between the switch and the pass
             event = self.training.event_of(c)
             if event is not None and event[0] in ("backward", "step"):
                 return False
             callee = self.facts.resolve_function(c)
-            if callee is not None and (_TRAINING_NAME.search(callee.name) or self.has_training(callee, depth=1)):
+            if callee is not None and (_trains_by_name(callee.name) or self._updates_weights(callee)):
                 return False
         return True
 
@@ -2730,7 +2758,8 @@ class Evaluation:
             return dotted_name(value)  # `net = unwrapped.net`: a submodule of a model whose mode we can follow
         if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None:
             last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
-            if "unwrap" in last or last in ("DistributedDataParallel", "DataParallel", "compile", "FullyShardedDataParallel"):
+            # (`from torch.nn.parallel import DistributedDataParallel as DDP`: the usual aliases too)
+            if "unwrap" in last or last in ("DistributedDataParallel", "DataParallel", "compile", "FullyShardedDataParallel", "DDP", "FSDP"):
                 return dotted_name(value.args[0].value)
             if dotted_name(value.func) in ("functools.partial", "partial"):
                 return dotted_name(value.args[0].value)  # `functools.partial(self.net_G, random_style=True)`: the same module
@@ -3004,6 +3033,8 @@ class Evaluation:
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
+            if c.receiver and receiver != c.receiver:
+                receivers.add(c.receiver)  # `for model in models: model.eval(); ...; model(image)`: the loop's own name too
             wrapped = self.wrapped_module(receiver, fn, c.context.order)
             if wrapped is not None:  # `ddp_model = DDP(model)` ... `ddp_model.eval()` switches `model` too
                 receivers.add(wrapped)
@@ -3783,3 +3814,11 @@ def _switches_itself(cls) -> bool:
     return _trains_after_switching(cls, lambda receiver, method: (
         receiver == "self" or (receiver or "").startswith("self.") or receiver in method.params[1:]
     ))
+
+
+def _trains_by_name(name: str) -> bool:
+    """A helper named for training (`train_epoch`, `update_params`); one named for reporting (nnU-Net's
+    `log_losses`, `plot_train_curve`) only reports on it, and `run_iteration_overfitting` checks the
+    overfitting batches."""
+    plain = _OVERFIT.sub("", name)
+    return bool(_TRAINING_NAME.search(plain)) and not _REPORTING_NAME.match(name)
