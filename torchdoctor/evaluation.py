@@ -3015,6 +3015,13 @@ class Evaluation:
 
         return LintContext(facts, self.training.project).evaluation
 
+    @staticmethod
+    def _within_loop_of(switch: CallInfo, fn: FunctionInfo, at: int) -> bool:
+        """The statement numbered `at` runs inside the loop that holds `switch` (the same iteration's name)."""
+        loop = switch.context.loop
+        here = next((c for c in fn.calls if c.context.order == at), None)
+        return loop is not None and here is not None and here.context.loop is not None and loop.encloses(here.context.loop)
+
     def _last_mode(self, fn: FunctionInfo, model: str, before: int) -> str | None:
         """"eval" or "train": the mode the last switches of `model` (or a parent) in fn leave it in at
         `before`, if any. Path by path: after `if warm_up: warmup(net1) else: train(net2, net1)` (the
@@ -3033,7 +3040,7 @@ class Evaluation:
             if c.context.order >= before or receiver is None:
                 continue
             receivers = {receiver, self.training.canonical(receiver, fn) or receiver}  # (`model = model.module` aliases model to itself)
-            if c.receiver and receiver != c.receiver:
+            if c.receiver and receiver != c.receiver and self._within_loop_of(c, fn, before):
                 receivers.add(c.receiver)  # `for model in models: model.eval(); ...; model(image)`: the loop's own name too
             wrapped = self.wrapped_module(receiver, fn, c.context.order)
             if wrapped is not None:  # `ddp_model = DDP(model)` ... `ddp_model.eval()` switches `model` too

@@ -520,6 +520,13 @@ class _FactsVisitor:
             branches,
         )
 
+    def _decorator_name(self, decorator: cst.BaseExpression) -> str:
+        """`@torch.no_grad()` -> "torch.no_grad"; `@torch.no_grad() if TORCH_AVAILABLE else (lambda fn: fn)`
+        (a guard for installs without torch) -> its torch side."""
+        if isinstance(decorator, cst.IfExp):
+            decorator = decorator.body if not isinstance(decorator.body, cst.Lambda) else decorator.orelse
+        return self._name_for(decorator.func if isinstance(decorator, cst.Call) else decorator) or ""
+
     def _name_for(self, node: cst.BaseExpression) -> str | None:
         return self.f.qualify(node) or dotted_name(node)
 
@@ -590,10 +597,7 @@ class _FactsVisitor:
         else:
             qualname = f"{parent.qualname}.<locals>.{name}"
         params = tuple(p.name.value for p in _all_params(node.params))
-        decorators = tuple(
-            self._name_for(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
-            for d in node.decorators
-        )
+        decorators = tuple(self._decorator_name(d.decorator) for d in node.decorators)
         info = FunctionInfo(node, name, qualname, cls, parent, params, decorators, defined_at=self.order)
         if cls is not None:
             cls.methods[name] = info

@@ -26,6 +26,7 @@ from torchdoctor.facts import (
     calls_within,
     dotted_name,
     exclusive_branches,
+    keyword_arg,
     names_in,
     positional_args,
     within,
@@ -211,7 +212,9 @@ class TrainingFacts:
             receiver = self.canonical(call.receiver, fn)
             if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
                 args = positional_args(call.node)
-                target = _optimizer_written(args[0]) if args else None
+                given = args[0] if args else keyword_arg(call.node, "optimizer")  # (`scaler.step(optimizer=opt)`)
+                given = given.value if isinstance(given, cst.Arg) else given
+                target = _optimizer_written(given) if given is not None else None
                 return ("step", self.canonical(target, fn)) if target else None
             if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
                 return "step", receiver
