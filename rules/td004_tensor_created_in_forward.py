@@ -1804,7 +1804,108 @@ def _only_indexes(fn: FunctionInfo, name: str) -> bool:
                 indexes += self.depth > 0
 
     fn.node.body.visit(_V())
-    return reads > 0 and reads == indexes
+    return reads > 0 and (reads == indexes or _only_masks(fn, name))
+
+
+def _only_masks(fn: FunctionInfo, name: str) -> bool:
+    """ALBEF's and BLIP's `mask()`: `masked = torch.bernoulli(probability_matrix).bool()`, then `masked` is only
+    written through with a scalar (`masked[input_ids == pad] = False`), combined with other such masks
+    (`& masked`, `~masked`) and used to select from other tensors. Measured on an H200 (torch 2.11): a CPU bool
+    tensor written through with a CUDA mask and a scalar works, and a CPU mask selects from CUDA tensors."""
+    uses = _name_uses(fn)
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop()
+        if current in seen or len(seen) > 6:
+            continue
+        seen.add(current)
+        for use, parents in uses.get(current, ()):
+            kind = _mask_use(use, parents)
+            if kind is None:
+                return False
+            if isinstance(kind, str):
+                pending.append(kind)  # a mask derived from it, held under a new name
+    return True
+
+
+def _mask_use(use: cst.Name, parents: list) -> "str | bool | None":
+    """How one read keeps a host mask on the host: True when it indexes or is written through with a scalar,
+    the new name when it derives another mask, None otherwise."""
+    chain = parents
+    child = use
+    for parent in reversed(chain):
+        if isinstance(parent, (cst.SubscriptElement, cst.Index)):
+            return True  # `feat[mask]`: selects from another tensor
+        if isinstance(parent, cst.Comparison) and parent.left is child and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons
+        ):
+            return True  # `if masked_indices is None:`
+        if isinstance(parent, cst.Arg):
+            child = parent.value
+            continue
+        if isinstance(parent, cst.Subscript) and parent.value is child:
+            return _written_with_scalar(parent, chain) or None
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.BitInvert):
+            child = parent
+            continue
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.BitAnd, cst.BitOr)):
+            child = parent
+            continue
+        if isinstance(parent, cst.Call) and child in [a.value for a in parent.args] and dotted_name(parent.func) in ("torch.bernoulli", "bernoulli"):
+            child = parent
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value == "bool":
+            child = parent
+            continue
+        if isinstance(parent, cst.Call) and parent.func is child:
+            child = parent  # `.bool()`
+            continue
+        if isinstance(parent, cst.Assign) and parent.value is child and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            return parent.targets[0].target.value
+        return None
+    return None
+
+
+def _written_with_scalar(subscript: cst.Subscript, chain: list) -> bool:
+    """`masked[cond] = False` / `= self.tokenizer.mask_token_id`: the subscript is an assignment target and
+    the value a constant, not a tensor."""
+    at = chain.index(subscript)
+    parent = chain[at - 1] if at > 0 else None
+    grand = chain[at - 2] if at > 1 else None
+    if not (isinstance(parent, cst.AssignTarget) and isinstance(grand, cst.Assign)):
+        return False
+    value = grand.value
+    return isinstance(value, (cst.Integer, cst.Float, cst.Name)) and (
+        not isinstance(value, cst.Name) or value.value in ("True", "False")
+    ) or isinstance(value, cst.UnaryOperation) and isinstance(value.expression, (cst.Integer, cst.Float)) or (
+        isinstance(value, cst.Attribute) and (dotted_name(value) or "").startswith("self.")
+    )
+
+
+def _name_uses(fn: FunctionInfo) -> dict[str, list]:
+    """Every read of a plain name in fn with the chain of nodes above it (statement first)."""
+    found: dict[str, list] = {}
+
+    class _V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: list = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name):
+                parent = self.stack[-1] if self.stack else None
+                if not (isinstance(parent, cst.Attribute) and parent.attr is node) and not (
+                    isinstance(parent, cst.AssignTarget) and parent.target is node
+                ):
+                    found.setdefault(node.value, []).append((node, list(self.stack)))
+            self.stack.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.stack.pop()
+
+    if fn.node is not None:
+        fn.node.body.visit(_V())
+    return found
 
 
 def _host_parameter(fn: FunctionInfo, name: str) -> bool:
@@ -2558,6 +2659,11 @@ class _UseScan(cst.CSTVisitor):
 
     def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
         self._index_depth -= 1
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        """`self.mask(..., probability_matrix=probability_matrix)`: the keyword names a parameter, and is no read."""
+        node.value.visit(self)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self._tracked:
