@@ -306,7 +306,9 @@ class FileFacts:
         _FactsVisitor(self).walk(module)
         # `import model` ... `model = model.RNNModel(...)`: inside functions, which run after the module
         # body, the name is the variable, not the imported module
-        rebound = {t for a in self.module_function.assigns for t in a.targets if t in self.imports}
+        # (but not `F = None` in the `except ImportError:` of an optional import: the fallback when torch is missing)
+        rebound = {t for a in self.module_function.assigns for t in a.targets if t in self.imports
+                   and not (isinstance(a.value, cst.Name) and a.value.value == "None")}
         for call in self.calls:
             self._calls_by_node[id(call.node)] = call
             if rebound and call.qualname and not call.function.is_module and call.dotted.split(".", 1)[0] in rebound:
