@@ -1831,9 +1831,8 @@ def _only_masks(fn: FunctionInfo, name: str) -> bool:
 def _mask_use(use: cst.Name, parents: list) -> "str | bool | None":
     """How one read keeps a host mask on the host: True when it indexes or is written through with a scalar,
     the new name when it derives another mask, None otherwise."""
-    chain = parents
     child = use
-    for parent in reversed(chain):
+    for parent in reversed(parents):
         if isinstance(parent, (cst.SubscriptElement, cst.Index)):
             return True  # `feat[mask]`: selects from another tensor
         if isinstance(parent, cst.Comparison) and parent.left is child and all(
@@ -1844,14 +1843,14 @@ def _mask_use(use: cst.Name, parents: list) -> "str | bool | None":
             child = parent.value
             continue
         if isinstance(parent, cst.Subscript) and parent.value is child:
-            return _written_with_scalar(parent, chain) or None
+            return _written_with_scalar(parent, parents) or None
         if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.BitInvert):
             child = parent
             continue
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.BitAnd, cst.BitOr)):
             child = parent
             continue
-        if isinstance(parent, cst.Call) and child in [a.value for a in parent.args] and dotted_name(parent.func) in ("torch.bernoulli", "bernoulli"):
+        if isinstance(parent, cst.Call) and any(a.value is child for a in parent.args) and dotted_name(parent.func) in ("torch.bernoulli", "bernoulli"):
             child = parent
             continue
         if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value == "bool":
