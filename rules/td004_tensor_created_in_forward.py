@@ -625,15 +625,17 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
 def _input_taken_to_host(fn: FunctionInfo) -> bool:
     """The function copies a tensor parameter to the host as numpy: `img.cpu().numpy()`."""
     params = set(fn.params) - {"self", "cls", "ctx"}
-    for call in fn.calls:
-        if call.method not in ("numpy", "tolist"):
-            continue
-        inner = call.node.func.value if isinstance(call.node.func, cst.Attribute) else None
-        while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
-            inner = inner.func.value  # `img.detach().cpu().numpy()`
-        if isinstance(inner, cst.Name) and inner.value in params:
-            return True
-    return False
+    return any(_host_copy_of(call.node, params) for call in fn.calls)
+
+
+def _host_copy_of(node: cst.BaseExpression, params) -> bool:
+    """`img.detach().cpu().numpy()` / `x.tolist()`: a host copy of one of `params`."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist")):
+        return False
+    inner = node.func.value
+    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+        inner = inner.func.value
+    return isinstance(inner, cst.Name) and inner.value in params
 
 
 def _returned_parts(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
@@ -1585,15 +1587,7 @@ def _computed_from_host_copy(value, fn: FunctionInfo) -> bool:
     if (dotted_name(value.func) or "").split(".", 1)[0] in _PYTHON_LIBRARIES:
         return False  # `np.mean(x.cpu().numpy())`: a library reduction may well hand back one number
     params = set(fn.params) - {"self", "cls", "ctx"}
-    for arg in value.args:
-        inner = arg.value
-        if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in ("numpy", "tolist")):
-            continue
-        while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
-            inner = inner.func.value  # `target.detach().cpu().numpy()`
-        if isinstance(inner, cst.Name) and inner.value in params:
-            return True
-    return False
+    return any(_host_copy_of(arg.value, params) for arg in value.args)
 
 
 def _built_list(value) -> bool:

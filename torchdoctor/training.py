@@ -23,10 +23,10 @@ from torchdoctor.facts import (
     FunctionInfo,
     LoopInfo,
     annotation_of,
+    argument,
     calls_within,
     dotted_name,
     exclusive_branches,
-    keyword_arg,
     names_in,
     positional_args,
     within,
@@ -211,9 +211,7 @@ class TrainingFacts:
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
             if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
-                args = positional_args(call.node)
-                given = args[0] if args else keyword_arg(call.node, "optimizer")  # (`scaler.step(optimizer=opt)`)
-                given = given.value if isinstance(given, cst.Arg) else given
+                given = argument(call.node, 0, "optimizer")  # `scaler.step(opt)`, `scaler.step(optimizer=opt)`
                 target = _optimizer_written(given) if given is not None else None
                 return ("step", self.canonical(target, fn)) if target else None
             if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
