@@ -165,25 +165,29 @@ class TensorCreatedInForward(Rule):
             finally:
                 binding.discard(id(fn))
 
-        indexing_params: dict[tuple[int, str], bool] = {}
+        host_params: dict[tuple[int, str], str | None] = {}
 
-        def helper_only_indexes(call: cst.Call, arg: cst.BaseExpression) -> bool:
-            """`self.similarities(feat, mask)` where the helper only writes `feat[mask]`: an index there."""
+        def helper_reads_on_host(call: cst.Call, arg: cst.BaseExpression) -> str | None:
+            """How a helper reads what it is handed: "index" for `self.similarities(feat, mask)` where the
+            helper only writes `feat[mask]`; "cpu" for espnet's `self.loss_fn(ys_hat, ys_true, hlens, olens)`,
+            which hands the lengths on to the CTC loss, read on the host. None otherwise."""
             info = facts.call_info(call)
             helper = facts.resolve_function(info) if info is not None else None
             if helper is None or helper.node is None:
-                return False
+                return None
             for param, value in _bind_arguments(call, helper.params):
                 if value is arg:
                     key = (id(helper), param)
-                    if key not in indexing_params:
-                        indexing_params[key] = _only_indexes(helper, param)
-                    return indexing_params[key]
-            return False
+                    if key not in host_params:
+                        host_params[key] = (
+                            "index" if _only_indexes(helper, param) else "cpu" if _only_host_arguments(helper, param) else None
+                        )
+                    return host_params[key]
+            return None
 
         def scan_of(fn: FunctionInfo) -> "_UseScan":  # one walk per function, however often it is asked about
             if id(fn) not in scans:
-                scans[id(fn)] = _UseScan(fn, self.movers, params_of, lambda: bound_on_device(fn), helper_only_indexes)
+                scans[id(fn)] = _UseScan(fn, self.movers, params_of, lambda: bound_on_device(fn), helper_reads_on_host)
             return scans[id(fn)]
 
         self.scan_of = scan_of
@@ -1801,6 +1805,21 @@ def _only_indexes(fn: FunctionInfo, name: str) -> bool:
     return reads > 0 and (reads == indexes or _only_masks(fn, name))
 
 
+def _only_host_arguments(fn: FunctionInfo, name: str) -> bool:
+    """Every read of `name` in `fn` is an argument that its callee reads on the host: the lengths of
+    `self.ctc_loss(th_pred, th_target, th_ilen, th_olen)` (the callee known by its last name, as in
+    `_HOST_ARGUMENTS`)."""
+    reads = host = 0
+    for call in fn.calls:
+        callee = call.dotted or ""
+        for host_argument in _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1], ()):
+            read = argument(call.node, *host_argument)
+            host += isinstance(read, cst.Name) and read.value == name
+    for use in _name_uses(fn).get(name, ()):
+        reads += 1
+    return reads > 0 and reads == host
+
+
 def _only_masks(fn: FunctionInfo, name: str) -> bool:
     """ALBEF's and BLIP's `mask()`: `masked = torch.bernoulli(probability_matrix).bool()`, then `masked` is only
     written through with a scalar (`masked[input_ids == pad] = False`), combined with other such masks
@@ -2234,11 +2253,11 @@ class _UseScan(cst.CSTVisitor):
     """
 
     def __init__(
-        self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None, helper_indexes=None
+        self, fn: FunctionInfo, movers: dict[str, set[str]] | None = None, params_of=None, callers=None, helper_reads=None
     ) -> None:
         self.fn = fn
         self.movers = movers or {}
-        self._helper_indexes = helper_indexes  # (call, argument) -> whether the helper only indexes with it
+        self._helper_reads = helper_reads  # (call, argument) -> "index"/"cpu" when the helper reads it only so
         self.params_of = params_of or {}  # helper name -> its parameters, to bind arguments
         self.moved: set[int] = set()  # factory calls moved right away: torch.ones(n).to(x.device)
         self.moved_names: set[str] = set()  # names later moved: mask = mask.to(x.device)
@@ -2666,10 +2685,7 @@ class _UseScan(cst.CSTVisitor):
                 else "index" if self._index_depth
                 else "return" if id(node) in self._returned
                 else "cpu" if self._cpu_side_depth or id(node) in self._host_arg_reads
-                else "index" if self._handed_to_indexing_helper(node)
-                else "host" if self._statements and not self._statements[-1].touches
-                else "host" if self._statements and self._meets_only_itself(node.value)
-                else "tensor"
+                else self._read_on_host_by_helper(node) or self._statement_kind(node)
             )
             if kind == "tensor" and id(node) in self._element_reads:  # `scale_t[0]` handed to a CUDA kernel
                 kind = f"element{self._element_reads[id(node)]}"
@@ -2688,15 +2704,25 @@ class _UseScan(cst.CSTVisitor):
             ):  # `return self.net(z)`: handed back, but through the model's own layers first
                 self.met_on_return.setdefault(node.value, []).append(self._tick)
 
+    def _statement_kind(self, node: cst.Name) -> str:
+        """"host" when the statement reading the name reads no device value (but perhaps the name itself)."""
+        if self._statements and (not self._statements[-1].touches or self._meets_only_itself(node.value)):
+            return "host"
+        return "tensor"
+
     def _meets_only_itself(self, name: str) -> bool:
         """FocalLoss's `alpha = alpha * (1 - self.alpha)`: the statement reads no device value but the
         tensor itself (its name counts as a device value only for the later `alpha = alpha.to(logit.device)`)."""
         statement = self._statements[-1]
         return not statement.always and not self.device.touches(_read_part(statement.node), excluding=name)
 
-    def _handed_to_indexing_helper(self, node: cst.Name) -> bool:
+    def _read_on_host_by_helper(self, node: cst.Name) -> str | None:
+        """"index" or "cpu" when every helper the name is handed to reads it only that way."""
         calls = self.passed_to.get(id(node))
-        return bool(calls and self._helper_indexes) and all(self._helper_indexes(call, node) for call in calls)
+        if not calls or self._helper_reads is None:
+            return None
+        kinds = {self._helper_reads(call, node) for call in calls}
+        return kinds.pop() if len(kinds) == 1 else "cpu" if kinds == {"index", "cpu"} else None
 
     def met_before_moved(self, made: cst.Call, *names: str | None, moved_at_end: bool = False) -> bool:
         """`pos = torch.arange(n)`, `theta = torch.outer(pos, self.freq)` ... `return theta.type_as(x)`:
