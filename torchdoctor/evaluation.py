@@ -65,7 +65,7 @@ _PARAMETER_FREE = re.compile(
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
 _RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wrapper's `_forward(x)`)
-    r"_*((\w+_)?forward\w*|encode\w*|decode\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
+    r"_*((\w+_)?forward\w*|encode\w*|decode\w*|beam_search\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_actions?|select_actions?|log_prob\w*|"
     r"reverse|"  # a normalizing flow's generative direction (MoFlow's `self.model.reverse(z)`)
     r"(eval|evaluation|validation|test)_step)$"
@@ -173,6 +173,7 @@ class Evaluation:
         self._walked: dict[int, dict[int, str]] = {}  # id(function) -> its switches of walked containers
         self._comprehension_calls: dict[int, set[int]] = {}  # id(function) -> calls in its loader comprehensions
         self._wrapped: dict[tuple[int, str], str | None] = {}  # (id(class), attribute) -> the attribute it wraps
+        self._module_like: dict[int, bool] = {}  # id(class) -> whether it is an nn.Module, by its bases or layers
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -219,7 +220,17 @@ class Evaluation:
         if isinstance(call.node.func, cst.Name) and self.is_model_name(call.dotted) and self._project_function(call.node.func):
             return False  # `accuracy_encoder(outputs, targets)`, star-imported from the project's utilities: a function
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
-                or self._element_of_models(call))
+                or self._element_of_models(call) or self._switched_to_eval_before(call))
+
+    @staticmethod
+    def _switched_to_eval_before(call: CallInfo) -> bool:
+        """`def evaluate_lm_perplexity(lm, loader): lm.eval(); ...; lm(x)`: switched to eval mode, then
+        called, in one function: a module whatever its name (a metric's name still says otherwise)."""
+        name = call.dotted
+        return not METRIC_NAME.search(name.rsplit(".", 1)[-1]) and any(
+            c.method == "eval" and not c.node.args and c.receiver == name and c.context.order < call.context.order
+            for c in call.function.calls
+        )
 
     def _bound_run_method(self, call: CallInfo) -> tuple[str, set[str]] | None:
         """(model, methods) for a call of a local name bound to a model's run method on every path:
@@ -335,7 +346,7 @@ class Evaluation:
         if _stands_for_subclasses(inst) and training.is_module_class(inst.facts, inst.cls):
             return True  # `net: BaseNet`: an abstract base stands for the subclasses that hold the layers
         return (
-            training.is_module_class(inst.facts, inst.cls)
+            self.module_like(inst.facts, inst.cls)
             and (ModeLayers._runs_module_passed_in(inst.cls) or not training.is_stateless_module_class(inst.facts, inst.cls))
             and not _METRIC_PATH.search(inst.facts.path) and not _AUGMENTATION_PATH.search(inst.facts.path)
         )
@@ -382,7 +393,7 @@ class Evaluation:
                 attacked = bool(_EVAL_NAME.search(fn.name)) and not self.steps_anything(fn)
                 if not attacked:
                     continue
-            if fn.cls is not None and self.training.is_module_class(self.facts, fn.cls) and not self._trains_itself(self.facts, fn.cls):
+            if fn.cls is not None and self.module_like(self.facts, fn.cls) and not self._trains_itself(self.facts, fn.cls):
                 # a model's own infer()/predict(): whoever calls it sets the modes (unless the module runs its
                 # own training and evaluation, switching itself: ECAPA-TDNN's `train_network`/`eval_network`)
                 own = self._runs_over_own_loader(fn) if _EVAL_NAME.search(fn.name) else ()
@@ -660,6 +671,10 @@ class Evaluation:
                     )
                 # (a plain wrapper object has no `.eval()`: its networks' modes are its own business)
                 modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c) and not held
+                if method is not None and _sets_own_eval(method):
+                    # `def beam_search(self, x, ...): self.eval(); ...`: the method sets its mode, not its
+                    # gradients, which stay as the caller has them
+                    modes = False
                 runs.append(ModelRun(c, c.receiver, modes, off))
                 if held and c.receiver and not _switches_held_networks(inst.cls):
                     # `agent._act(state, eps)` runs `self.model`, whose mode the agent never sets: the caller
@@ -683,7 +698,8 @@ class Evaluation:
                 # Hugging Face's generate runs under no_grad; a project's own generate may not.
                 _, method = self._model_method(c)
                 off = method is None or self._sets_grad_mode(method)
-                runs.append(ModelRun(c, c.receiver, self._treated_as_module(c.receiver, c.function), off))
+                modes = self._treated_as_module(c.receiver, c.function) and not (method is not None and _sets_own_eval(method))
+                runs.append(ModelRun(c, c.receiver, modes, off))
                 continue
             if c.dotted == "self" and isinstance(c.node.func, cst.Name) and depth < 2:
                 runs.extend(self._runs_through_own_call(c, depth))  # drugai's `logits, _ = self(**batch)`
@@ -823,6 +839,11 @@ class Evaluation:
         for facts, override in project.methods_named(self.facts, hook.name):
             if override is hook or not self._derives_from(facts, override.cls, hook.cls):
                 continue
+            if self.module_like(facts, override.cls):
+                # espnet's `BatchScorerInterface.batch_score` calls `self.score(...)`, which the decoders
+                # and language models deriving from it implement: a module's own method, whose caller
+                # (the beam search, under eval mode and no_grad) sets the modes
+                continue
             judge = self.for_file(facts)
             # (whatever its name or decorator: a per-batch `calculate_metrics(self, batch)`, or an
             # `@torch.no_grad() def _eval_step(self, batch)`, is the caller's pass, judged there)
@@ -839,6 +860,20 @@ class Evaluation:
                     seen.setdefault(model, []).append((r.has_modes, r.grad_off_inside or _no_grad_at(override, r.call)))
         # one run per model: gradients are off only if every override turns them off
         return [ModelRun(call, model, any(m for m, _ in found), all(o for _, o in found)) for model, found in seen.items()]
+
+    def module_like(self, facts, cls) -> bool:
+        """An nn.Module by its bases, or by what it builds: a class with a base from a package outside the
+        project (espnet's decoders derive from espnet2's `AbsDecoder`, an nn.Module) that keeps torch.nn
+        layers of its own (`self.embed = torch.nn.Sequential(...)`). A trainer keeps a model, not layers."""
+        key = id(cls)
+        if key not in self._module_like:
+            self._module_like[key] = self.for_file(facts).training.is_module_class(facts, cls) or (
+                _keeps_torch_layers(facts, cls) and any(
+                    w not in _PLAIN_BASES and w not in facts.classes and lookup_class(self.training.project, facts, w) is None
+                    for w in cls.written_bases
+                )
+            )
+        return self._module_like[key]
 
     def _derives_from(self, facts, cls, base, depth: int = 0) -> bool:
         """`cls` has `base` (a class of this file) among its ancestors, wherever in the project each is
@@ -996,10 +1031,8 @@ class Evaluation:
             return False
         inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
-            if not self._computing_module(inst):
-                return bool(self.wrapper_runs(inst, call.method))
-            method = self._method_of(inst.facts, inst.cls, call.method)
-            return method is None or not _sets_own_eval(method)
+            # (a method that switches the module to eval itself still runs it, with the caller's gradients)
+            return self._computing_module(inst) or bool(self.wrapper_runs(inst, call.method))
         # Known only by name: `self.tacotron2_model.infer(x)`, but not `decoder.decode(out)` (a CTC
         # decoder) nor `self.model.predict(x)` (an xgboost or sklearn model).
         bare = receiver.removesuffix(".module")  # `model.module.inference(...)` of a DDP-wrapped model
@@ -1228,7 +1261,9 @@ class Evaluation:
         if method.name == "forward":  # (`model.forward(x, is_val=True)`: VICRegL logs metrics under no_grad, no more)
             return _all_work_without_grad(method)
         if self._sets_grad_mode(method):
-            return True
+            # (not when the method runs its own layers first and only decodes under no_grad: the E2E
+            # model's `beam_search`, whose encoder builds its graph before `with torch.no_grad():`)
+            return not _runs_own_layers_with_grad(cls, method)
         if depth > 1 or any(c.dotted in ("self", "self.forward") for c in method.calls):
             return False
         delegated = {id(m): m for m in (self._method_of(facts, cls, c.method) for c in method.calls if c.receiver == "self" and c.method) if m}
@@ -1793,9 +1828,25 @@ class Evaluation:
             _takes_gradients(method) or any(
                 _takes_gradients(method.cls.methods[c.method]) for c in method.calls
                 if c.receiver == "self" and method.cls is not None and c.method in method.cls.methods and c.method != method.name
-            )
-            for _, method in self._forwards_of(run)
+            ) or any(_takes_gradients(sub) for sub in self._submodule_forwards(facts, method))
+            for facts, method in self._forwards_of(run)
         )
+
+    def _submodule_forwards(self, facts, forward: FunctionInfo) -> list[FunctionInfo]:
+        """The forwards of the submodules a forward runs (`self.encoder(x)` with `self.encoder =
+        OTEncoder(...)`, whose forward solves for the code by gradient descent), as far as they are known."""
+        judge = self.for_file(facts)
+        own = forward.cls.methods if forward.cls is not None else {}
+        found = []
+        for c in forward.calls:
+            if not (c.dotted or "").startswith("self.") or c.dotted.count(".") != 1 or c.method in own:
+                continue
+            inst = judge.flow.instance_of(c.node.func, forward, c.context.order)
+            if inst is not None and inst.cls is not None:
+                sub = judge._method_and_file(inst.facts, inst.cls, "forward")
+                if sub is not None and sub[1] is not forward:
+                    found.append(sub[1])
+        return found
 
     def _attacks_through_helper(self, call: CallInfo) -> bool:
         """`fgsm_attack(model, images, labels, eps)`, a helper of this file or the project's that takes
@@ -2496,26 +2547,47 @@ class Evaluation:
 
     def _element_holders(self, model: str, fn: FunctionInfo, before: int, depth: int = 0) -> set[str] | None:
         """The lists a local name takes its model from, on every path: `self.encoder` for
-        `encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`. None when not an element."""
-        if not model.isidentifier() or depth > 3:
-            return None
-        a = self.flow.reaching_assignment(model, fn, before)
-        if a is None or not isinstance(a, AssignInfo) or a.targets != (model,) or a.value is None:
+        `encoder = self.encoder[0].module if multi_gpu else self.encoder[0]`; `models` for fairseq's
+        `model, reranker = models[0], None` (and for `reranker.encoder`, a part of that element). None
+        when not an element."""
+        head = model.split(".", 1)[0]
+        if not head.isidentifier() or depth > 3:
             return None
         holders: set[str] = set()
-        for side in (a.value.body, a.value.orelse) if isinstance(a.value, cst.IfExp) else (a.value,):
-            while isinstance(side, cst.Attribute) and side.attr.value == "module":
-                side = side.value  # (DataParallel's `.module` is the same network)
-            if isinstance(side, cst.Name) and side.value == model:
-                found = self._element_holders(model, fn, a.context.order, depth + 1)
-            elif isinstance(side, cst.Subscript) and dotted_name(side.value):
-                found = {dotted_name(side.value)}
-            else:
-                found = None
-            if found is None:
+        # (each assignment that may reach: `reranker = models[-1]` under `if self.reranking:`, after the
+        # tuple's `None`, which holds no model)
+        reaching = self.flow.reaching_assignment(head, fn, before)
+        if reaching is None:
+            return None
+        use = self.facts.branches_at.get(before, ())
+        candidates = [reaching] if isinstance(reaching, AssignInfo) else [
+            c for c in fn.assigns
+            if c.augmented is None and c.context.order < before and head in c.targets
+            and not exclusive_branches(c.context.branches, use)
+        ]
+        for a in candidates:
+            if head not in a.targets or a.value is None:
                 return None
-            holders |= found
-        return holders
+            value = a.value
+            if a.targets != (head,):
+                if not (isinstance(value, cst.Tuple) and len(value.elements) == len(a.targets)):
+                    return None
+                value = value.elements[a.targets.index(head)].value
+            if is_none(value):
+                continue
+            for side in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
+                while isinstance(side, cst.Attribute) and side.attr.value == "module":
+                    side = side.value  # (DataParallel's `.module` is the same network)
+                if isinstance(side, cst.Name) and side.value == head:
+                    found = self._element_holders(head, fn, a.context.order, depth + 1)
+                elif isinstance(side, cst.Subscript) and dotted_name(side.value):
+                    found = {dotted_name(side.value)}
+                else:
+                    found = None
+                if found is None:
+                    return None
+                holders |= found
+        return holders or None
 
     def _evaluated_as_parameter(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
         """crnn's `def val(net, dataset)`: `net.eval()`, then `crnn(image)` on the module-level model that
@@ -3090,6 +3162,12 @@ _SAMPLING_FLAG = re.compile(r"sampl|mc_|bayes", re.I)  # `if return_samples:`: d
 _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
 
 
+# bases that say nothing about what a class is
+_PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
+# a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
+_TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
 def _legacy_volatile_branch(call: CallInfo) -> bool:
     """`if torch_ver == "0.3": image = Variable(image, volatile=True); eval_batch(model, image)`: the branch
     for PyTorch 0.3, where `volatile=True` was the way to turn gradients off (the other branch uses no_grad)."""
@@ -3270,6 +3348,35 @@ def _all_work_without_grad(method: FunctionInfo) -> bool:
         return True
     work = [c for c in method.calls if (c.dotted or "").startswith("self.")]
     return bool(work) and all(any(is_no_grad_name(w) for w in c.context.withs) for c in work)
+
+
+_MODULE_UTILITIES = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "float", "half", "double", "parameters", "named_parameters", "modules",
+    "children", "apply", "state_dict", "load_state_dict", "register_buffer", "zero_grad", "requires_grad_",
+})
+
+
+def _keeps_torch_layers(facts, cls) -> bool:
+    """`__init__` stores a torch.nn layer on self: `self.embed = torch.nn.Sequential(...)`."""
+    init = cls.methods.get("__init__")
+    return init is not None and any(
+        len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)
+        and bool(_TORCH_LAYER.match(facts.qualify(a.value.func) or ""))
+        for a in init.assigns
+    )
+
+
+def _runs_own_layers_with_grad(cls, method: FunctionInfo) -> bool:
+    """The method calls one of its module's layers (`self.encoder(x)`: an attribute, not a method of the
+    class nor one of nn.Module's utilities) outside no_grad, with no decorator turning gradients off."""
+    if any(is_no_grad_name(d) for d in method.decorators):
+        return False
+    methods = cls.methods if cls is not None else {}
+    return any(
+        (c.dotted or "").startswith("self.") and c.dotted.count(".") == 1 and c.method not in methods
+        and c.method not in _MODULE_UTILITIES and not any(is_no_grad_name(w) for w in c.context.withs)
+        for c in method.calls
+    )
 
 
 _TRAINING_FLAG = re.compile(r"^(is_?)?(training|train)$", re.IGNORECASE)
