@@ -1697,6 +1697,11 @@ class _DeviceValues:
             if isinstance(a.value, cst.Subscript) and dotted_name(a.value.value) in params:
                 self._names.add(dotted_name(a.value.value))
         for _ in range(2):  # what is computed from them, in any order the loops allow
+            for c in fn.calls:  # `outputs.append(member(x))`: a list of device values, stacked later
+                if c.method in ("append", "extend", "insert") and c.receiver and c.receiver.isidentifier() and any(
+                    self.touches(arg.value) for arg in c.node.args
+                ):
+                    self._names.add(c.receiver)
             for a in fn.assigns:
                 if a.value is not None and self.touches(a.value) and not _brought_to_host(a.value):
                     # (`batch_size = td.batch_size[0]` is a number, but `edge_index = torch.empty(..., device=d)`
