@@ -1667,8 +1667,7 @@ class Evaluation:
         found = lookup_class(self.training.project, self.facts, dotted_name(built[0].func))
         if found is None or not self.training.is_module_class(found[0], found[1]):
             return False  # (`single_scale = MscEvalV0(...)`: an evaluator object handed the model, not a model)
-        if any(c.method == "load" or c.receiver == model and c.method in ("load_state_dict", "load_weights", "train", "fit")
-               for c in fn.calls):
+        if _weights_loaded(fn, model) or any(c.receiver == model and c.method in ("train", "fit") for c in fn.calls):
             return False  # weights loaded (into it, or by `torch.load` anywhere in the function), or trained
         return self._outputs_read_for_shapes_only(call)
 
@@ -1720,6 +1719,9 @@ class Evaluation:
         model = (call.dotted or "").split(".", 1)[0]
         # (`gen = self.model.generator` is an alias of a trained model, not one built for a smoke test)
         built_here = any(model in a.targets and not isinstance(a.value, cst.Attribute) for a in call.function.assigns)
+        # (built here but given trained weights, `model = EnhancedFCN(); model.load_state_dict(torch.load(path))`,
+        # it is the trained model, predicting a whole section in one call)
+        built_here = built_here and not _weights_loaded(call.function, model)
         samples = all(
             is_none(a.value) or isinstance(a.value, (cst.Integer, cst.Float)) or _drawn_in_loop(a.value, call)
             for a in call.node.args
@@ -1727,6 +1729,10 @@ class Evaluation:
         if call.context.loops and not built_here and samples and _EVAL_NAME.search(call.function.name):
             # `def eval_step(self): for i in range(n): x_fake.append(gen())`: samples for FID; or
             # `while len(imgs) < n: z = self.zdist.sample((b,)); imgs += gen(z)` (an inception score)
+            return True
+        if call.context.loops and not built_here and any(_sliced_per_iteration(a.value, call) for a in call.node.args):
+            # `for i in range(n_traces): x = torch.from_numpy(seis_norm[i:i+1]).to(device); pred = model(x)`:
+            # the trained model over the data, one slice per iteration
             return True
         random_input = any(
             isinstance(a.value, cst.Call) and (self.facts.qualify(a.value.func) or "").startswith("torch.")
@@ -3356,6 +3362,11 @@ _MODULE_UTILITIES = frozenset({
 })
 
 
+def _weights_loaded(fn: FunctionInfo, model: str) -> bool:
+    """The function loads weights: into the model (`load_state_dict`, `load_weights`) or with `torch.load`."""
+    return any(c.method == "load" or c.receiver == model and c.method in ("load_state_dict", "load_weights") for c in fn.calls)
+
+
 def _keeps_torch_layers(facts, cls) -> bool:
     """`__init__` stores a torch.nn layer on self: `self.embed = torch.nn.Sequential(...)`."""
     init = cls.methods.get("__init__")
@@ -3367,14 +3378,21 @@ def _keeps_torch_layers(facts, cls) -> bool:
 
 
 def _runs_own_layers_with_grad(cls, method: FunctionInfo) -> bool:
-    """The method calls one of its module's layers (`self.encoder(x)`: an attribute, not a method of the
-    class nor one of nn.Module's utilities) outside no_grad, with no decorator turning gradients off."""
-    if any(is_no_grad_name(d) for d in method.decorators):
+    """The method calls one of its module's layers outside no_grad, with no decorator turning gradients
+    off: `self.encoder(x)`, where the class stores a module as `self.encoder` (not a method, inherited ones
+    included, nor a function kept on self such as nnU-Net's `self.inference_apply_nonlin = softmax_helper`)."""
+    if cls is None or any(is_no_grad_name(d) for d in method.decorators):
         return False
-    methods = cls.methods if cls is not None else {}
+    built = {  # built, taken from another module (`vt_model.encoder`) or a module handed in (`self.encoder = encoder`)
+        a.targets[0] for m in cls.methods.values() for a in m.assigns
+        if len(a.targets) == 1 and a.targets[0].startswith("self.") and (
+            isinstance(a.value, (cst.Call, cst.Attribute))
+            or isinstance(a.value, cst.Name) and a.value.value in m.params and bool(MODEL_NAME.search(a.value.value))
+        )
+    }
     return any(
-        (c.dotted or "").startswith("self.") and c.dotted.count(".") == 1 and c.method not in methods
-        and c.method not in _MODULE_UTILITIES and not any(is_no_grad_name(w) for w in c.context.withs)
+        c.dotted in built and c.method not in cls.methods and c.method not in _MODULE_UTILITIES
+        and not any(is_no_grad_name(w) for w in c.context.withs)
         for c in method.calls
     )
 
@@ -3413,6 +3431,29 @@ def _drawn_in_loop(value: cst.BaseExpression, call: CallInfo) -> bool:
         and (dotted_name(a.value.func) or "").rsplit(".", 1)[-1] in _DRAWING
         for a in call.function.assigns
     )
+
+
+def _sliced_per_iteration(value: cst.BaseExpression, call: CallInfo) -> bool:
+    """The argument is, or is assigned in the call's loop from, a subscript of data by the loop's own
+    variable: `x = torch.from_numpy(seis_norm[i:i+1])` in `for i in range(n):`."""
+    loop = call.context.loops[-1]
+    targets = set(loop.targets)
+    values = [value] + [
+        a.value for a in call.function.assigns
+        if isinstance(value, cst.Name) and a.targets == (value.value,) and a.value is not None and loop in a.context.loops
+    ]
+
+    class _Slices(cst.CSTVisitor):
+        found = False
+
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if any(names_in(element.slice) & targets for element in node.slice):
+                self.found = True
+
+    finder = _Slices()
+    for v in values:
+        v.visit(finder)
+    return finder.found
 
 
 def _model_named(arg: cst.BaseExpression | None) -> str | None:
