@@ -110,9 +110,9 @@ class MissingZeroGrad(Rule):
         """Whether each backward that can reach this step meets a reset. A reset in the other branch
         of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
         count for the backward in this branch."""
-        where = _branches(facts, loop, step.site)
+        where = _event_branches(facts, loop, step)
         resets = _counted_resets(facts, loop, events, step)[0]
-        backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
+        backwards = [_event_branches(facts, loop, e) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         steppers = {e.target for e in events if e.kind == "step" and e.target}
         return all(
@@ -186,12 +186,12 @@ def _counted_resets(facts, loop, events, step) -> tuple:
     """(reset, its branches) for the resets that can cover `step`, with the tests that discounted others,
     for the message: the loop-invariant guard of a reset skipped for whole runs, the branch of a reset
     that serves a step of its own, and the test of a reset that runs on some iterations only."""
-    where = _branches(facts, loop, step.site)
-    resets = [(e, _branches(facts, loop, e.site)) for e in events if e.kind == "reset"]
+    where = _event_branches(facts, loop, step)
+    resets = [(e, _event_branches(facts, loop, e)) for e in events if e.kind == "reset"]
     resets = [(e, b) for e, b in resets
               if not exclusive_branches(b, where) and not _opposite_sides_of_one_test(facts, loop, b, where)]
     everywhere = [b for _, b in resets]
-    backwards = [_branches(facts, loop, e.site) for e in events if e.kind == "backward"]
+    backwards = [_event_branches(facts, loop, e) for e in events if e.kind == "backward"]
     guard = served = sometimes = None
     counted = []
     for e, b in resets:
@@ -242,8 +242,8 @@ def _skipped_for_whole_runs(facts, loop, reset_at: tuple, step, all_resets: list
     while it is false (whole epochs) nothing resets. (A test on the iteration, `if i % k == 0:`, is an
     accumulation window; an `else:` that resets too, or a conditional step, leaves the reset counted.)"""
     info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
-    if info is None or len(info.context.conditions) != loop.condition_depth:
-        return None
+    if info is None or len(info.context.conditions) != loop.condition_depth or step.inner:
+        return None  # (a step under a test of its own, in the loop or in a helper: minGPT's `if train:`)
     for if_id, branch in reset_at:
         test = facts.if_tests.get(if_id)
         if (if_id, branch) in info.context.branches or not _unchanged_in_loop(loop, test):
@@ -393,6 +393,12 @@ def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
 def _covers(resets: set, model: str) -> bool:
     """A reset of the model itself, of a model it is part of, or of one of its parts."""
     return any(within(model, o) or within(o, model) for o in resets)
+
+
+def _event_branches(facts, loop, event) -> tuple:
+    """The if-branches an event sits in: those of its statement in the loop, then those inside the helpers
+    that lead to it."""
+    return _branches(facts, loop, event.site) + event.inner
 
 
 def _branches(facts, loop, node) -> tuple:

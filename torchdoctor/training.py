@@ -86,6 +86,7 @@ class Event:
     node: cst.CSTNode  # the call or assignment in the source
     direct: bool  # in the loop's own body, not in a nested loop
     site: cst.CSTNode  # the statement in the loop that leads to it (the call itself when direct)
+    inner: tuple = ()  # the if-branches it sits in inside the helpers between the site and it
 
 
 class TrainingFacts:
@@ -298,15 +299,17 @@ class TrainingFacts:
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
 
-    def _collect(self, call, direct, site, events, subst, depth, seen, in_step: bool = False) -> None:
+    def _collect(self, call, direct, site, events, subst, depth, seen, in_step: bool = False, inner: tuple = ()) -> None:
         """`in_step`: inside the body of a call that is itself a step (`optim_schedule.step_and_update_lr()`),
-        whose wrapped `self._optimizer.step()` is the same step, not another; its resets still count."""
+        whose wrapped `self._optimizer.step()` is the same step, not another; its resets still count.
+        `inner`: the branches of the helpers on the way (TAPE's `ForwardRunner.step()` steps on every path
+        but resets only in its distributed fp16 branch)."""
         kind = self.event_of(call)
         if kind is not None and not (in_step and kind[0] == "step"):
             target = _substitute(kind[1], subst)
-            events.append(Event(kind[0], target, call.node, direct, site))
+            events.append(Event(kind[0], target, call.node, direct, site, inner))
             if kind[0] == "step" and self.scaler_call_steps(call) is not None:
-                events.append(Event("backward", None, call.node, direct, site))  # (the scaler's own backward)
+                events.append(Event("backward", None, call.node, direct, site, inner))  # (the scaler's own backward)
         if depth <= 0:
             return
         in_step = in_step or (kind is not None and kind[0] == "step")
@@ -322,13 +325,15 @@ class TrainingFacts:
             if id(fn) in seen:
                 continue
             seen.add(id(fn))
-            for inner in fn.calls:
-                loop = inner.context.loop
+            for inner_call in fn.calls:
+                loop = inner_call.context.loop
                 inner_direct = direct and (loop is None or loop.parent is None and self._over_optimizers(loop))
-                self._collect(inner, inner_direct, site, events, binding, depth - 1, seen, in_step)
+                self._collect(
+                    inner_call, inner_direct, site, events, binding, depth - 1, seen, in_step, inner + inner_call.context.branches
+                )
             for a in fn.assigns:
                 if _resets_grad(a):
-                    events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site))
+                    events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site, inner + a.context.branches))
             seen.discard(id(fn))
 
     def _over_optimizers(self, loop: LoopInfo) -> bool:
@@ -354,12 +359,26 @@ class TrainingFacts:
             return None
         else:
             scopes = [call.function] + ([self.facts.module_function] if not call.function.is_module else [])
+        cls = self._local_class_of(receiver, scopes)
+        if cls is None and receiver in call.function.params and not call.function.is_module:
+            # `def run_train_epoch(runner, loader)`, called as `run_train_epoch(runner, loader)` after
+            # `runner = ForwardRunner(model, optimizer)` (TAPE): the class every caller in this file hands in
+            found = set()
+            for site in self.facts.calls_of(call.function):
+                handed = _bind(call.function, site, {}, self).get(receiver)
+                scopes = [site.function] + ([self.facts.module_function] if not site.function.is_module else [])
+                found.add(self._local_class_of(handed, scopes) if handed and "." not in handed else None)
+            cls = found.pop() if len(found) == 1 else None
+        return self.facts.find_method(cls, call.method) if cls is not None else None
+
+    def _local_class_of(self, name: str, scopes) -> "ClassInfo | None":
+        """The class of this file that `name = Class(...)` builds in one of the scopes."""
         for scope in scopes:
             for a in scope.assigns:
-                if a.targets == (receiver,) and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name):
+                if a.targets == (name,) and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name):
                     cls = self.facts.classes.get(a.value.func.value)
                     if cls is not None:
-                        return self.facts.find_method(cls, call.method)
+                        return cls
         return None
 
     def unknown_calls_taking(self, loop: LoopInfo, name: str, beside: cst.CSTNode | None = None) -> bool:
