@@ -1571,7 +1571,7 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
     name = dotted_name(args[0]) if args else None
     held = ctx.dataflow.value_of(name, fn, call.context.order) if name else None
     value = held[0] if held is not None and held[1] is fn else None
-    if _built_list(value):
+    if _built_list(value) or _numpy_array_with_shape(ctx.facts, value):
         return True
     if args and _computed_from_host_copy(args[0] if name is None else value, fn):
         return True
@@ -1581,6 +1581,27 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
         returns = [r.value for r, _ in method.returns] if method is not None else []
         return bool(returns) and all(_built_list(r) for r in returns)
     return False
+
+
+# numpy factories and where their shape goes: (position, keyword); None: every positional argument is a size
+_NUMPY_SHAPED = {
+    "numpy.zeros": (0, "shape"), "numpy.ones": (0, "shape"), "numpy.empty": (0, "shape"), "numpy.full": (0, "shape"),
+    "numpy.random.rand": None, "numpy.random.randn": None, "numpy.random.random": (0, "size"),
+    "numpy.random.choice": (1, "size"), "numpy.random.uniform": (2, "size"), "numpy.random.normal": (2, "size"),
+    "numpy.random.randint": (2, "size"), "numpy.random.binomial": (2, "size"),
+}
+
+
+def _numpy_array_with_shape(facts, value) -> bool:
+    """`mask = np.random.choice([0.0, 1.0], image.shape[2:], p=...)` (HiDDeN's pixel dropout), `np.zeros((h, w))`:
+    an array with a shape given, so `torch.tensor(mask)` is a vector, not a 0-dim scalar."""
+    if not isinstance(value, cst.Call):
+        return False
+    q = facts.qualify(value.func) or ""
+    if q not in _NUMPY_SHAPED:
+        return False
+    where = _NUMPY_SHAPED[q]
+    return bool(positional_args(value)) if where is None else argument(value, *where) is not None
 
 
 def _computed_from_host_copy(value, fn: FunctionInfo) -> bool:
