@@ -279,8 +279,8 @@ def _reset_on_some_iterations(facts, loop, backwards: list, reset_at: tuple, ste
     serves, `if torch.isfinite(loss): opt.zero_grad(); loss.backward()`, covers them; so does an `else:`
     that resets too.)"""
     info = facts.call_info(step.site) if isinstance(step.site, cst.Call) else None
-    if info is None or len(info.context.conditions) != loop.condition_depth or _skipped_before(loop, step.site):
-        return None
+    if info is None or len(info.context.conditions) != loop.condition_depth or step.inner or _skipped_before(loop, step.site):
+        return None  # (`if self.do_adv: self.train_discriminator(...)`, resetting and stepping inside: a step that waits too)
     if isinstance(step.node, cst.Call) and any(
         a.keyword is not None and a.keyword.value in _STEP_FLAGS for a in step.node.args
     ):
