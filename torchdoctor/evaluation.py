@@ -174,6 +174,7 @@ class Evaluation:
         self._comprehension_calls: dict[int, set[int]] = {}  # id(function) -> calls in its loader comprehensions
         self._wrapped: dict[tuple[int, str], str | None] = {}  # (id(class), attribute) -> the attribute it wraps
         self._module_like: dict[int, bool] = {}  # id(class) -> whether it is an nn.Module, by its bases or layers
+        self._first_eval: dict[int, dict[str, int]] = {}  # id(function) -> receiver -> order of its first `.eval()`
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -222,15 +223,18 @@ class Evaluation:
         return (self.is_model_name(call.dotted) or call.dotted in self._switched_models or self._holds_model_attribute(call)
                 or self._element_of_models(call) or self._switched_to_eval_before(call))
 
-    @staticmethod
-    def _switched_to_eval_before(call: CallInfo) -> bool:
+    def _switched_to_eval_before(self, call: CallInfo) -> bool:
         """`def evaluate_lm_perplexity(lm, loader): lm.eval(); ...; lm(x)`: switched to eval mode, then
         called, in one function: a module whatever its name (a metric's name still says otherwise)."""
-        name = call.dotted
-        return not METRIC_NAME.search(name.rsplit(".", 1)[-1]) and any(
-            c.method == "eval" and not c.node.args and c.receiver == name and c.context.order < call.context.order
-            for c in call.function.calls
-        )
+        fn = call.function
+        if id(fn) not in self._first_eval:  # receiver -> the order of its first `.eval()` in the function
+            first: dict[str, int] = {}
+            for c in fn.calls:
+                if c.method == "eval" and not c.node.args and c.receiver:
+                    first.setdefault(c.receiver, c.context.order)
+            self._first_eval[id(fn)] = first
+        at = self._first_eval[id(fn)].get(call.dotted)
+        return at is not None and at < call.context.order and not METRIC_NAME.search(call.dotted.rsplit(".", 1)[-1])
 
     def _bound_run_method(self, call: CallInfo) -> tuple[str, set[str]] | None:
         """(model, methods) for a call of a local name bound to a model's run method on every path:
