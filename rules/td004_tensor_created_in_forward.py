@@ -1835,15 +1835,18 @@ def _only_host_arguments(fn: FunctionInfo, name: str) -> bool:
     """Every read of `name` in `fn` is an argument that its callee reads on the host: the lengths of
     `self.ctc_loss(th_pred, th_target, th_ilen, th_olen)` (the callee known by its last name, as in
     `_HOST_ARGUMENTS`)."""
-    reads = host = 0
-    for call in fn.calls:
-        callee = call.dotted or ""
-        for host_argument in _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1], ()):
-            read = argument(call.node, *host_argument)
-            host += isinstance(read, cst.Name) and read.value == name
-    for use in _name_uses(fn).get(name, ()):
-        reads += 1
+    host = sum(
+        isinstance(read, cst.Name) and read.value == name
+        for call in fn.calls for read in _host_read_arguments(call.node, call.dotted or "")
+    )
+    reads = len(_name_uses(fn).get(name, ()))
     return reads > 0 and reads == host
+
+
+def _host_read_arguments(node: cst.Call, callee: str) -> list[cst.BaseExpression]:
+    """The arguments of a call to `callee` (known by its last name) that it reads on the host (`_HOST_ARGUMENTS`)."""
+    found = (argument(node, *where) for where in _HOST_ARGUMENTS.get(callee.rsplit(".", 1)[-1], ()))
+    return [read for read in found if read is not None]
 
 
 def _only_masks(fn: FunctionInfo, name: str) -> bool:
@@ -2583,13 +2586,11 @@ class _UseScan(cst.CSTVisitor):
             # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
         taker = callee or (dotted_name(node.func.func) or "" if isinstance(node.func, cst.Call) else "")
-        for host_argument in _HOST_ARGUMENTS.get(taker.rsplit(".", 1)[-1], ()):  # (`nn.CTCLoss(blank=0)(log_probs, ...)`)
-            # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA
-            # tensor there is copied back), so a CPU tensor is what belongs there
-            read = argument(node, *host_argument)
-            if read is not None:
-                read.visit(_NameCollector(self._host_arg_reads))
-                self.indexing.update(id(part) for part in _value_calls(read))
+        # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA tensor there
+        # is copied back), so a CPU tensor is what belongs there (also `nn.CTCLoss(blank=0)(log_probs, ...)`)
+        for read in _host_read_arguments(node, taker):
+            read.visit(_NameCollector(self._host_arg_reads))
+            self.indexing.update(id(part) for part in _value_calls(read))
         # (`cuda_utils.Variable(t)`: a helper of the project's cuda module, pytext's device mover)
         by_name = any(word in callee.rsplit(".", 1)[-1].lower() for word in _DEVICE_WORDS) or (
             "." in callee and not callee.startswith("torch.") and any(w in callee.split(".")[0].lower() for w in _DEVICE_WORDS)
