@@ -82,6 +82,15 @@ class MissingZeroGrad(Rule):
                     if manual_reported:
                         continue  # one finding per loop for `w -= lr * w.grad; b -= lr * b.grad`
                     manual_reported = True
+                    if _tensor_left_unreset(loop, event):
+                        name = next(a.targets[0] for a in loop.assigns if a.node is event.node)
+                        yield ctx.report(
+                            event.node,
+                            f"'{name}' is updated from its `.grad` every iteration, but unlike the other tensors its "
+                            f"gradient is never reset in this loop, so it sums across steps; add `{name}.grad = None` "
+                            "after the update",
+                        )
+                        continue
                     yield ctx.report(
                         event.node,
                         "parameters are updated from `.grad` every iteration but gradients are never reset in "
@@ -110,6 +119,8 @@ class MissingZeroGrad(Rule):
         """Whether each backward that can reach this step meets a reset. A reset in the other branch
         of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
         count for the backward in this branch."""
+        if step.target == "<manual>" and _tensor_left_unreset(loop, step):
+            return False
         where = _event_branches(facts, loop, step)
         resets = _counted_resets(facts, loop, events, step)[0]
         backwards = [_event_branches(facts, loop, e) for e in events if e.kind == "backward"]
@@ -388,6 +399,35 @@ def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
                 seen.add(name)
                 pending.append(built[name])
     return bool(owners) and all(o in built and training.constructs_module(built[o]) for o in owners)
+
+
+def _tensor_left_unreset(loop, step) -> bool:
+    """`W1 -= lr * W1.grad` in a loop that resets hand-made tensors one by one (`b1.grad = None`,
+    `W2.grad = None`, ...) but never W1: its gradient sums across iterations. Known only when every
+    reset in the loop names its tensor plainly (not `p.grad = None` over the parameters)."""
+    updated = next((a.targets[0] for a in loop.assigns if a.node is step.node and len(a.targets) == 1), None)
+    if updated is None or "." in updated or updated in loop.targets:
+        return False
+    loop_targets = {t for inner in _loops_within(loop) for t in inner.targets}
+    reset = set()
+    for a in _assigns_within(loop):
+        for t in a.targets:
+            if t.endswith(".grad") and a.augmented is None:
+                owner = t[: -len(".grad")]
+                if "." in owner or owner in loop_targets:
+                    return False  # (`p.grad = None` for each parameter: resets we cannot name)
+                reset.add(owner)
+    if any(c.method in ("zero_grad", "zero_") or (c.method or "").startswith("zero_grad") for c in loop.calls):
+        return False
+    return bool(reset) and updated not in reset
+
+
+def _loops_within(loop):
+    return [other for other in loop.function.loops if loop.encloses(other)]
+
+
+def _assigns_within(loop):
+    return [a for a in loop.function.assigns if a.context.loop is not None and loop.encloses(a.context.loop)]
 
 
 def _covers(resets: set, model: str) -> bool:
