@@ -106,9 +106,10 @@ class ModuleInPlainContainer(Rule):
                             names |= names_in(loop.node.iter)
                     # `module_list = sum(zip(self.layers, elus), ())[:-1]` then `nn.Sequential(*module_list)`
                     # (FrEIA): a local built from lists just before registers what they hold
+                    # (not `d_model = self.blocks[0].node_to_stalk.in_features`: a size read off an element)
                     names |= {n for a in call.function.assigns if a.targets and a.targets[0] in names and len(a.targets) == 1
                               and "." not in a.targets[0] and a.value is not None and a.context.order < call.context.order
-                              for n in names_in(a.value)}
+                              for n in names_in(a.value) - _only_read_through(a.value)}
                     for name in names:
                         registering.setdefault(name, []).append(call)
             registered = set(registering)
@@ -262,8 +263,15 @@ def _placed_by_hand(assigns: list[AssignInfo]) -> set[str]:
 
 
 
+# torchmetrics' metrics are nn.Modules whose states are buffers: kept in a plain dict, `.to(device)` (and
+# Lightning's device placement) never reaches them, and their first `update` meets tensors on another device
+_METRIC_CLASS = re.compile(r"^torchmetrics\.([\w.]+\.)?[A-Z]\w*$")
+
+
 def _holds_module(training, value: cst.BaseExpression) -> bool:
     if training.constructs_module(value):
+        return True
+    if isinstance(value, cst.Call) and _METRIC_CLASS.match(training.facts.qualify(value.func) or ""):
         return True
     if isinstance(value, cst.IfExp):  # `[Block(gpsa=True) if i < k else Block(gpsa=False) for i in range(n)]`
         # (or None where a slot has no module: chemprop's `None if predictor is None else nn.ModuleList(...)`)
@@ -272,7 +280,7 @@ def _holds_module(training, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Tuple)):
         return any(_holds_module(training, el.value) for el in value.elements if isinstance(el, cst.Element))
     if isinstance(value, cst.Dict):
-        return any(isinstance(el, cst.DictElement) and training.constructs_module(el.value) for el in value.elements)
+        return any(isinstance(el, cst.DictElement) and _holds_module(training, el.value) for el in value.elements)
     if isinstance(value, cst.ListComp):
         return _holds_module(training, value.elt)
     if isinstance(value, cst.DictComp):
@@ -372,6 +380,9 @@ def _only_read_through(node: cst.CSTNode) -> set[str]:
             visit(n.value, read_through)
             for element in n.slice:
                 visit(element, False)
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len":
+            for arg in n.args:  # `d * len(self.blocks)`: only the count of what it holds is read
+                visit(arg.value, True)
         else:
             for child in n.children:
                 visit(child, False)

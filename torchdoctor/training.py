@@ -89,6 +89,16 @@ class Event:
     inner: tuple = ()  # the if-branches it sits in inside the helpers between the site and it
 
 
+def _part_of_library_model(facts: FileFacts, value: cst.BaseExpression | None) -> bool:
+    """`torchvision.models.densenet121(pretrained=True).features`: a part of a library model, with its weights."""
+    while isinstance(value, (cst.Attribute, cst.Subscript)):
+        value = value.value
+        if isinstance(value, cst.Call):
+            q = facts.qualify(value.func) or dotted_name(value.func) or ""
+            return q.startswith(("torchvision.models.", "timm.")) and q.rsplit(".", 1)[-1][:1].islower()
+    return False
+
+
 class TrainingFacts:
     def __init__(self, facts: FileFacts, project: "ProjectIndex | None") -> None:
         self.facts = facts
@@ -508,9 +518,12 @@ class TrainingFacts:
                     if not self.is_stateless_module_class(found[0], found[1], depth + 1):
                         return False
             for a in method.assigns:  # `self.conv = self.conv_layer(...)`: a class handed in may hold anything
-                if any(t.startswith("self.") for t in a.targets) and isinstance(a.value, cst.Call):
-                    if not self._plainly_stateless_value(facts, a.value, depth):
-                        return False
+                if not any(t.startswith("self.") for t in a.targets):
+                    continue
+                if isinstance(a.value, cst.Call) and not self._plainly_stateless_value(facts, a.value, depth):
+                    return False
+                if _part_of_library_model(facts, a.value):
+                    return False
         return not any("self.training" in facts.module.code_for_node(m.node) for m in cls.methods.values() if m.node)
 
     def constructs_stateless(self, facts: FileFacts, value: cst.BaseExpression) -> bool:
@@ -619,6 +632,8 @@ class TrainingFacts:
             judge = self if home is self.facts else TrainingFacts(home, self.project)
             if values and all(judge.constructs_module(_named_value(helper, v), depth + 1) for v in values):
                 return True
+            if _returns_module_annotation(home, helper):
+                return True  # `def _build_residual_block(...) -> nn.Module:` (its returns sit in `match` cases)
         if q == "copy.deepcopy" and node.args:  # `[copy.deepcopy(layer) for _ in range(n)]`: clones of a layer
             source = dotted_name(node.args[0].value) or ""
             copied = source.rsplit(".", 1)[-1]
@@ -655,6 +670,13 @@ class TrainingFacts:
         """A module-level dict of this file, or one imported from the project, whose every value is a
         module class: `registry = {"conv": ConvKernel, "s4": SSKernelDPLR}`, indexed by a config string."""
         name = dotted_name(expr)
+        if name and name.startswith("self.") and name.count(".") == 1:
+            # `self.head_dict = {"policy": PolicyHead, "value": ValueHead}` in `__init__`, then
+            # `self.head_networks[head] = self.head_dict[head]()`
+            values = [a.value for cls in self.facts.all_classes for m in cls.methods.values()
+                      for a in m.assigns if a.targets == (name,) and a.augmented is None]
+            return len(values) == 1 and isinstance(values[0], cst.Dict) and bool(values[0].elements) \
+                and self._holds_module_classes(self.facts, values[0])
         if not name or "." in name:
             return False
         value = self.facts.module_value(name)
@@ -663,7 +685,10 @@ class TrainingFacts:
         )
         if found is None or not isinstance(found[1], cst.Dict) or not found[1].elements:
             return False
-        facts, registry = found
+        return self._holds_module_classes(*found)
+
+    def _holds_module_classes(self, facts: FileFacts, registry: cst.Dict) -> bool:
+        """Every value of the dict literal is a module class (or a factory of one)."""
         for element in registry.elements:
             if not isinstance(element, cst.DictElement):
                 return False
@@ -770,6 +795,13 @@ _LIBRARY_MODULE = re.compile(
 # live outside the module tree and are trained by their own sparse optimizers.
 _NOT_A_MODULE = re.compile(r"dgl\.(distributed\.\w+|nn\.(pytorch\.)?(sparse_emb\.)?NodeEmbedding)$")
 _LAYER_NAME = re.compile(r"(^|_)(layer|block|module|encoder_layer|decoder_layer|head|model)$", re.I)
+
+
+def _returns_module_annotation(facts: FileFacts, fn: FunctionInfo) -> bool:
+    """`def build(...) -> nn.Module:` (or `-> nn.Sequential`): the helper says it returns a module."""
+    returns = fn.node.returns if fn.node is not None else None
+    q = facts.qualify(returns.annotation) if returns is not None else None
+    return q in ("torch.nn.Module", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.modules.module.Module")
 
 
 def _sides(value: cst.BaseExpression) -> list[cst.BaseExpression]:
