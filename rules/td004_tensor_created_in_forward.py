@@ -197,6 +197,8 @@ class TensorCreatedInForward(Rule):
             autograd = "torch.autograd.Function" in cls.bases  # `def forward(ctx, x, f)`: runs on the input's device too
             if forward is None or not (autograd or training.is_module_class(facts, cls)) or _takes_host_data(facts, forward):
                 continue
+            if not _device_attributes(cls) and _takes_library_object(facts, training.project, forward):
+                continue  # `TSDPLayer.forward(self, board: chess.Board)`: no tensor in, no weight held: no device to follow
             if cls.name.startswith(("Mock", "Fake", "Dummy", "Stub")):
                 continue  # a test double, wherever it is written
             if autograd and forward.params[:1] == ("self",) and "staticmethod" not in forward.decorators:
@@ -624,6 +626,24 @@ def _takes_host_data(facts, forward: FunctionInfo) -> bool:
     # (`obs: np.ndarray | torch.Tensor`: a policy network that also takes tensors on the device;
     # `src_tokens: List[str]`: a TorchScript serving module that turns raw tokens into tensors)
     return (any(word in text for word in ("Image", "PIL", "ndarray")) or bool(re.search(r"\bstr\b", text))) and "Tensor" not in text
+
+
+# libraries whose objects carry tensors (on whatever device the batch went to)
+_TENSOR_CARRIERS = ("torch", "numpy", "typing", "torch_geometric", "dgl", "transformers", "collections", "dataclasses")
+
+
+def _takes_library_object(facts, project, forward: FunctionInfo) -> bool:
+    """`def forward(self, board: chess.Board)`: the input is an object of another library (a chess board,
+    a molecule), which holds no tensor and so names no device."""
+    params = [p for p in forward.node.params.params if p.name.value not in ("self", "cls")] if forward.node else []
+    if not params or params[0].annotation is None:
+        return False
+    written = dotted_name(params[0].annotation.annotation)
+    qualified = facts.qualify(params[0].annotation.annotation) if written else None
+    return (
+        qualified is not None and "." in qualified and not qualified.startswith(_TENSOR_CARRIERS)
+        and "Tensor" not in qualified and lookup_class(project, facts, written) is None
+    )
 
 
 def _input_taken_to_host(fn: FunctionInfo) -> bool:
@@ -1717,6 +1737,9 @@ class _DeviceValues:
         for a in fn.assigns:
             if isinstance(a.value, cst.Subscript) and dotted_name(a.value.value) in params:
                 self._names.add(dotted_name(a.value.value))
+        # (`halt_prob = torch.sigmoid(halts / self.temperature)`: a torch function's result is a tensor,
+        # whatever its name says)
+        torch_made = {id(c.node) for c in fn.calls if (c.qualname or "").startswith("torch.")}
         for _ in range(2):  # what is computed from them, in any order the loops allow
             for c in fn.calls:  # `outputs.append(member(x))`: a list of device values, stacked later
                 if c.method in ("append", "extend", "insert") and c.receiver and c.receiver.isidentifier() and any(
@@ -1727,7 +1750,7 @@ class _DeviceValues:
                 if a.value is not None and self.touches(a.value) and not _brought_to_host(a.value):
                     # (`batch_size = td.batch_size[0]` is a number, but `edge_index = torch.empty(..., device=d)`
                     # is a tensor placed on the device, whatever its name)
-                    placed = isinstance(a.value, cst.Call) and _placed_on_device(a.value)
+                    placed = isinstance(a.value, cst.Call) and (_placed_on_device(a.value) or id(a.value) in torch_made)
                     self._names.update(
                         t for t in a.targets
                         if "." not in t and not t.endswith("[]") and t not in host and (placed or not _HOST_PARAM.search(t))
