@@ -81,7 +81,7 @@ class EvalWithoutNoGrad(Rule):
                 )
                 per_batch = batched or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
                     run.call.function
-                )
+                ) or _handed_on_as_callback(ctx.facts, run.call.function)
                 if not (per_batch or serving):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if not per_batch and not switches_modes and _hands_back_graph(run.call):
@@ -222,6 +222,21 @@ def _calls_feeding_gradients(fn) -> set[int]:
 
 
 _TO_HOST = frozenset({"detach", "cpu", "numpy", "item", "tolist"})
+
+
+def _handed_on_as_callback(facts, fn) -> bool:
+    """fn itself is handed to another call, or returned by the function that defines it: an evaluator
+    that a search engine calls for every batch of positions (`fastchess.run_selfplay(eval_fn, ...)`,
+    `return eval_fn` from a builder)."""
+    name = fn.name
+    if fn.parent is not None and not fn.parent.is_module and any(
+        isinstance(ret.value, cst.Name) and ret.value.value == name for ret, _ in fn.parent.returns
+    ):
+        return True
+    return any(
+        c.dotted != name and any(isinstance(a.value, cst.Name) and a.value.value == name for a in c.node.args)
+        for c in facts.calls
+    )
 
 
 def _hands_back_graph(call) -> bool:

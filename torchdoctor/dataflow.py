@@ -66,6 +66,7 @@ MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half",
 
 
 # A `self.` attribute named for a loss: the only ones worth following into base classes for TD002
+_MODEL_ATTRIBUTE = re.compile(r"^(model|net|network)\d*$")
 _LOSS_ATTRIBUTE = re.compile(r"loss|criterion|crit|(^|_)ce(_|$)|nll|bce", re.I)
 
 
@@ -1136,6 +1137,15 @@ class DataFlow:
                 # `model = amp.initialize(model, opt_level="O1")`, `model = convert_sync_bn(model)`: the same model
                 return self.instance_of(value.args[0].value, held[1], held[2], depth + 1)
             return found
+        if name.startswith("self.") and name.count(".") == 1 and fn.cls is not None and _MODEL_ATTRIBUTE.search(name[5:]) \
+                and self._attribute_value(fn.cls, name) is None and name not in fn.assigned_names():
+            # `self.model.predict(batch)` in FaKnow's `BaseGNNTrainer`, whose base `BaseTrainer.__init__` (in
+            # another file) stores `self.model = model`: what the base constructor was given
+            inherited = self._inherited_attribute(fn.cls, name, [])
+            if inherited is not None:
+                chain, value, method, at = inherited
+                return chain[-1][0].instance_of(value, method, at, depth + 1)
+            return None
         if name in fn.params:
             found = set()
             for flow, site in self.call_sites_anywhere(fn):

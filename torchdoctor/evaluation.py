@@ -86,6 +86,7 @@ _MODULE_API_METHODS = _MODULE_API | {
     "register_backward_hook", "get_submodule", "get_parameter", "get_buffer", "share_memory", "extra_repr", "forward",
 }
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
+_SCRIPTED = re.compile(r"(^|\.)(ScriptModule|RecursiveScriptModule|TopLevelTracedModule|ScriptFunction)$")
 _PARALLEL_WRAPPER = re.compile(r"(^|\.)(DistributedDataParallel|DataParallel|DDP|FullyShardedDataParallel|FSDP|compile)$")
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
@@ -1992,6 +1993,8 @@ class Evaluation:
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
             return False  # a traced graph keeps the mode it was traced in; eval() now changes nothing
+        if model in call.function.params and _SCRIPTED.search(annotation_of(call.function, model) or ""):
+            return False  # `model: torch.jit.ScriptModule`: an exported graph, handed in
         handed = self._class_handed_to_factory(call, model, made)
         if handed is not None:  # `model = load_model(LSTMModel)`, whose `model = model_class()` builds what it is handed
             return self.modes.class_has_mode_layers(*handed)
@@ -2086,7 +2089,9 @@ class Evaluation:
         if inst.cls is None or call.method in (None, "forward") or call.receiver != model:
             return None
         method = self._method_of(inst.facts, inst.cls, call.method)
-        return self.modes.method_has_modes(inst.facts, inst.cls, method) if method is not None else None
+        if method is None or inst.declared and _abstract_method(inst.facts, method, bare_body=False):
+            return None  # (`model: AbstractModel` running `predict`, which only its subclasses write)
+        return self.modes.method_has_modes(inst.facts, inst.cls, method)
 
     def _known_by_its_methods(self, model: str) -> bool | None:
         """Whether a model of unknown class (`rnn = torch.load('char-rnn.pt')`) may hold mode layers, judged
@@ -2368,6 +2373,8 @@ class Evaluation:
                 return False  # `self.netG_B.eval()` here, and not netG_A: this entry sets the modes, and missed one
             if self._class_sets_eval(self.facts, fn.cls, model, fn, 0):
                 return True  # `__init__` or a loader method leaves `self.model` in eval mode
+            if self._subclasses_set_eval(fn.cls, model, fn):
+                return True
             if self._holder_sets_eval(fn, model, call):
                 return True
             sites = self.flow.instance_call_sites(fn)  # `embedding.extract_feats(vis)`: its `self.model` is the caller's
@@ -2385,8 +2392,17 @@ class Evaluation:
         if not sites and self._free_in_closure(fn, head):
             # `model.eval()` in main(), then `def evaluate(...)` handed to a UI as a callback: the
             # closure sees the model as the enclosing function left it where the closure is defined
+            # (or where it is handed on: `eval_fn` defined before the loop, passed to the self-play engine
+            # after `net.eval()` in each iteration)
             defined_at = min((c.context.order for c in fn.calls), default=1 << 62)
-            return self._last_mode(fn.parent, model, defined_at) == "eval"
+            used = [c.context.order for c in fn.parent.calls
+                    if c.dotted == fn.name or any(dotted_name(a.value) == fn.name for a in c.node.args)]
+            modes = {self._last_mode(fn.parent, model, at) for at in used or [defined_at]}
+            if modes == {None} and head in fn.parent.params and depth < 3:
+                # `def build_eval_fn(net, ...): @torch.no_grad() def eval_fn(planes): net(x)`: the model the
+                # builder is handed, as its callers hand it (`net.eval()` in main, then `build_eval_fn(net, ...)`)
+                return self._handed_in_eval(fn.parent, model, head, depth)
+            return modes == {"eval"}
         handed = set(fn.params) - {"self", "cls"}
         if not sites and head in handed and _switches_others_only(fn, model, call.context.order, handed) and (
             not self.sites_anywhere(fn)
@@ -2647,7 +2663,7 @@ class Evaluation:
         """`model.train()` written just before the pass, with nothing trained in between: the mode is
         chosen for it (maskrcnn-benchmark's validation loss, which its detector returns only in training
         mode), not left behind by the training that came before."""
-        if _EVAL_NAME.search(fn.name):
+        if _EVAL_NAME.search(fn.name) and not _detector_losses_read(fn, call):
             return False  # (`def evaluate(self): self.model.train()` is a slip, not a choice)
         at = call.context.order
         switches = [c.context.order for c in fn.calls if c.method == "train" and c.receiver and within(model, c.receiver)
@@ -2886,9 +2902,28 @@ class Evaluation:
             if name is None:
                 return True
             other = self.for_file(other_facts)
+            if model == head and other._plain_object(name, site):
+                continue  # galaxy-zoo-generation's `SingleImageGenerator`, a stand-in with no layers: no mode to set
             if not other.eval_mode_set_before(name + model[len(head):], site, depth + 1):
                 return False
         return True
+
+    def _handed_in_eval(self, fn: FunctionInfo, model: str, head: str, depth: int) -> bool:
+        """Every caller of fn in sight hands it, as its parameter `head`, a model in eval mode (a caller
+        whose argument cannot be followed makes no claim)."""
+        for judge, site in self.sites_anywhere(fn):
+            name = _model_named(judge.flow.argument_for(fn, head, site))
+            if name is not None and not judge.eval_mode_set_before(name + model[len(head):], site, depth + 1):
+                return False
+        return True
+
+    def _plain_object(self, name: str, site: CallInfo) -> bool:
+        """`name` holds an instance of a project class that is no nn.Module (and wraps none) where `site` runs."""
+        inst = self.flow.instance_of(cst.parse_expression(name), site.function, site.context.order)
+        return (
+            inst is not None and inst.cls is not None and not self.training.is_module_class(inst.facts, inst.cls)
+            and not self.module_like(inst.facts, inst.cls) and not self.wrapper_runs(inst, "__call__")
+        )
 
     def _sibling_leaves_training(self, fn: FunctionInfo, param: str, model: str | None = None) -> bool:
         """With no caller in sight, a sibling function of the same file takes the model under the same
@@ -2978,6 +3013,21 @@ class Evaluation:
         inst = self.flow.instance_of(cst.parse_expression(name), call.function, call.context.order)
         return inst is not None and inst.cls is not None and _lightning_class(self.training.project, inst.facts, inst.cls)
 
+    def _subclasses_set_eval(self, cls, model: str, skip: FunctionInfo) -> bool:
+        """The class leaves `model` to its subclasses (`self._encoder = None  # mock objects`), and every
+        subclass that fills it leaves it in eval mode (galaxy-zoo-generation's trainers load a frozen
+        feature encoder with `.eval()` for their metrics)."""
+        project = self.training.project
+        if project is None or not model.startswith("self.") or model.count(".") != 1:
+            return False
+        if any(a.targets == (model,) and not is_none(a.value) for m in cls.methods.values() for a in m.assigns):
+            return False
+        filling = [
+            (facts, sub) for facts, sub in project.subclasses_of(self.facts, cls)
+            if any(model in a.targets for m in sub.methods.values() for a in m.assigns)
+        ]
+        return bool(filling) and all(self._class_sets_eval(facts, sub, model, skip, 0) for facts, sub in filling)
+
     def _class_sets_eval(self, facts, cls, model: str, skip: FunctionInfo, depth: int, by_name_only: bool = False) -> bool:
         """Some method of the class, not itself an evaluation pass, leaves `model` in eval mode when it
         returns (`load_best()`; not `vali()` that ends with `self.model.train()`: a test() run after
@@ -3023,8 +3073,10 @@ class Evaluation:
             assigned = [a for a in m.assigns if a.targets == (model,)]
             left = judge._last_mode(m, model, 1 << 62) if assigned else None  # the mode the method leaves it in
             for a in assigned if left != "train" else []:  # `model.eval(); self.model = model.to(device)` in `__init__`
-                value = under_moves(a.value)
-                if isinstance(value, cst.Name) and judge._last_mode(m, value.value, a.context.order) == "eval":
+                # (`self.net = torch.compile(net) if mode else net`: the model either way)
+                sides = [a.value.body, a.value.orelse] if isinstance(a.value, cst.IfExp) else [a.value]
+                held = {judge._wrapped_by(side) for side in sides}
+                if len(held) == 1 and None not in held and judge._last_mode(m, held.pop(), a.context.order) == "eval":
                     return True
                 if a.value is not None and left in ("eval", None) and judge._made_in_eval_mode(a.value, m):
                     # `self.model = InceptionV3().cuda().eval()`, then maybe wrapped in DDP; `self.net =
@@ -3912,6 +3964,13 @@ def _switches_held_networks(cls) -> bool:
     )  # (or the network it is handed and keeps: TextSnake's `self.model = model; model.eval()`)
 
 
+def _detector_losses_read(fn: FunctionInfo, call: CallInfo) -> bool:
+    """`def evaluate_loss(model, ...): model.train()` ... `loss_dict = model(images, targets)`: torchvision's
+    detectors return their losses only in training mode, so a validation loss needs it."""
+    named = [a.targets[0] for a in fn.assigns if a.value is call.node and len(a.targets) == 1]
+    return "loss" in fn.name.lower() and len(call.node.args) >= 2 and any("loss" in t.lower() for t in named)
+
+
 def _stands_for_subclasses(inst) -> bool:
     """`net: BaseNet`: known only from an annotation naming an abstract base, so the value is one of its
     subclasses, which hold the layers."""
@@ -3925,9 +3984,14 @@ def _runs_itself(method: FunctionInfo) -> bool:
 
 def _abstract_forward(facts, cls) -> bool:
     """The class's own forward only raises NotImplementedError (Deep SVDD's `BaseNet`), or is an
-    abstractmethod: the networks passed as this type are its subclasses."""
+    abstractmethod: the networks passed as this type are its subclasses. So is an interface with no
+    forward whose every method but `__init__` is abstract (FaKnow's `AbstractModel`: `calculate_loss`
+    and `predict`)."""
     forward = cls.methods.get("forward")
-    return forward is not None and _abstract_method(facts, forward, bare_body=False)
+    if forward is not None:
+        return _abstract_method(facts, forward, bare_body=False)
+    declared = [m for name, m in cls.methods.items() if name != "__init__"]
+    return bool(declared) and all(_abstract_method(facts, m, bare_body=False) for m in declared)
 
 
 def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> bool:

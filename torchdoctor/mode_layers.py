@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
+import libcst.matchers as matchers
 
 from torchdoctor.dataflow import flag_tested, under_moves
 from torchdoctor.facts import FunctionInfo, argument, calls_within, default_of, dotted_name
@@ -94,6 +95,8 @@ class ModeLayers:
         for method in cls.methods.values():
             if self._runs_mode_layer(facts, method, depth) or _sets_training(method):
                 return True
+        if any(self._call_has(facts, call, None, depth) for call in _class_level_calls(cls)):
+            return True  # `MODELS = {"resnet18": models.resnet18(), ...}` in the class body, picked in `__init__`
         return "self.training" in facts.module.code_for_node(cls.node)
 
     def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int) -> bool:
@@ -109,6 +112,8 @@ class ModeLayers:
                 return self.class_has_mode_layers(facts, cls)
         if self._wraps_unknown_module(facts, cls, 0):
             return True
+        if any(self._call_has(facts, call, None, 0) for call in _class_level_calls(cls)):
+            return True  # (layers built in the class body: which method reads them is not followed)
         reach = _reach(facts, cls, method)
         for m in cls.methods.values():
             if reach is not None and m not in reach.methods:
@@ -510,11 +515,43 @@ def _mode_free_default(facts, init: FunctionInfo, param: str) -> bool:
     return q.startswith("torch.") and q.rsplit(".", 1)[-1][:1].islower()
 
 
+def _class_level_calls(cls) -> list[cst.Call]:
+    """The calls in the class body's own assignments (class attributes), outside its methods."""
+    if cls.node is None:
+        return []
+    return [
+        call for statement in cls.node.body.body if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
+        for call in matchers.findall(small.value, matchers.Call())
+    ]
+
+
 def _modules_passed_in(cls) -> list[str]:
     """The `__init__` parameters stored on self and then called as modules (`self.embedding = embedding`
-    ... `self.embedding(tokens)`; not `self.vocab = vocab`)."""
+    ... `self.embedding(tokens)`; not `self.vocab = vocab`), or whose elements are called (an ensemble's
+    `[m(x) for m in self.models]`)."""
     called = {c.dotted for m in cls.methods.values() for c in m.calls}
-    return [param for attr, param in cls.stored_params().items() if attr in called]
+    stored = cls.stored_params()
+    elements = _elements_called(cls, {attr for attr in stored if attr not in called})
+    return [param for attr, param in stored.items() if attr in called or attr in elements]
+
+
+def _elements_called(cls, attributes: set[str]) -> set[str]:
+    """Those of `attributes` whose elements a method calls: `for m in self.models: m(x)`,
+    `[m(x) for m in self.models]`, `self.models[i](x)`."""
+    found = set()
+    for method in cls.methods.values():
+        if not attributes - found or method.node is None:
+            continue
+        called = {c.dotted for c in method.calls if c.dotted and "." not in c.dotted}
+        for c in method.calls:
+            if isinstance(c.node.func, cst.Subscript) and dotted_name(c.node.func.value) in attributes:
+                found.add(dotted_name(c.node.func.value))
+        for loop in matchers.findall(method.node, matchers.For() | matchers.CompFor()):
+            target = loop.target.value if isinstance(loop.target, cst.Name) else None
+            if target in called and dotted_name(loop.iter) in attributes:
+                found.add(dotted_name(loop.iter))
+    return found
 
 
 def _flag_rules_out(facts, branches, init: FunctionInfo, stored: dict[str, str], caller, site) -> bool:

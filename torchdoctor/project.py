@@ -400,6 +400,20 @@ class ProjectIndex:
             (other, cls) for cls in other.all_classes if cls.name == class_name
         ])
 
+    def subclasses_of(self, facts: FileFacts, cls: ClassInfo) -> list[tuple[FileFacts, ClassInfo]]:
+        """The project's classes written on `cls` (directly), in any file: a base class's attributes that
+        its subclasses fill."""
+        def written_on(other: FileFacts) -> list[tuple[FileFacts, ClassInfo]]:
+            found = []
+            for sub in other.all_classes:
+                for written in sub.written_bases:
+                    base = lookup_class(self, other, written) if written.rsplit(".", 1)[-1] == cls.name else None
+                    if base is not None and base[1].name == cls.name and base[0].path == facts.path:
+                        found.append((other, sub))
+                        break
+            return found
+        return self._definitions(facts, cls.name, written_on)
+
     def _definitions(self, facts: FileFacts, needle: str, defined_in) -> list:
         """What `defined_in` finds in each file of the project whose text holds `needle`, searched once."""
         if facts.path == "<string>":
