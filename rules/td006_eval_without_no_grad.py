@@ -225,14 +225,10 @@ _TO_HOST = frozenset({"detach", "cpu", "numpy", "item", "tolist"})
 
 
 def _handed_on_as_callback(facts, fn) -> bool:
-    """fn itself is handed to another call, or returned by the function that defines it: an evaluator
-    that a search engine calls for every batch of positions (`fastchess.run_selfplay(eval_fn, ...)`,
-    `return eval_fn` from a builder)."""
+    """fn itself is handed to another call: an evaluator that a search engine calls for every batch of
+    positions (`fastchess.run_selfplay(eval_fn, ...)`). (Not a closure a builder returns: detectron2's
+    `eval_wrapper` goes to `inference_on_dataset`, which runs it under no_grad.)"""
     name = fn.name
-    if fn.parent is not None and not fn.parent.is_module and any(
-        isinstance(ret.value, cst.Name) and ret.value.value == name for ret, _ in fn.parent.returns
-    ):
-        return True
     return any(
         c.dotted != name and any(isinstance(a.value, cst.Name) and a.value.value == name for a in c.node.args)
         for c in facts.calls
