@@ -221,6 +221,7 @@ class DataFlow:
         self._flows = flows if flows is not None else {}  # one DataFlow per file, shared
         self._flows[id(facts)] = self
         self._origins_memo: dict[tuple[int, int, int], tuple] = {}  # key -> (expression, origins)
+        self._param_instances: dict[tuple[int, str], tuple] = {}  # (function, parameter) -> (depth, instance)
 
     def flow_for(self, facts: FileFacts) -> "DataFlow":
         """The dataflow of another file of the project (this one for this file's facts), made once per lint."""
@@ -1147,6 +1148,14 @@ class DataFlow:
                 return chain[-1][0].instance_of(value, method, at, depth + 1)
             return None
         if name in fn.params:
+            # (memoized per parameter: helpers that hand their parameters on to each other through many call
+            # sites made this search exponential, 300 s on imageio's vendored tifffile; an answer found with
+            # at least as much depth left is reused, and a parameter already being asked about is unknown)
+            key = (id(fn), name)
+            known = self._param_instances.get(key)
+            if known is not None:
+                return known[1] if known[0] <= depth else None
+            self._param_instances[key] = (-1, None)
             found = set()
             for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
@@ -1154,9 +1163,9 @@ class DataFlow:
                     found.add(None)
                     break
                 found.add(flow.instance_of(arg, site.function, site.context.order, depth + 1))
-            if len(found) == 1 and None not in found:
-                return found.pop()
-            return self._annotated_class(fn, name)
+            result = found.pop() if len(found) == 1 and None not in found else self._annotated_class(fn, name)
+            self._param_instances[key] = (depth, result)
+            return result
         return None
 
     def _annotated_class(self, fn: FunctionInfo, name: str) -> Instance | None:
