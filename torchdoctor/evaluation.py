@@ -86,6 +86,8 @@ _MODULE_API_METHODS = _MODULE_API | {
     "register_backward_hook", "get_submodule", "get_parameter", "get_buffer", "share_memory", "extra_repr", "forward",
 }
 _TRACED = {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.load"}
+# eager-mode quantization steps return the model they are given (or a copy), in the mode it was in
+_QUANTIZATION_STEPS = frozenset({"prepare", "prepare_qat", "convert", "fuse_modules", "quantize_dynamic"})
 _SCRIPTED = re.compile(r"(^|\.)(ScriptModule|RecursiveScriptModule|TopLevelTracedModule|ScriptFunction)$")
 _PARALLEL_WRAPPER = re.compile(r"(^|\.)(DistributedDataParallel|DataParallel|DDP|FullyShardedDataParallel|FSDP|compile)$")
 _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(Trt|TRT|TensorRT|Onnx|ONNX|OpenVino)$")
@@ -2859,6 +2861,8 @@ class Evaluation:
             # (`from torch.nn.parallel import DistributedDataParallel as DDP`: the usual aliases too)
             if "unwrap" in last or last in ("DistributedDataParallel", "DataParallel", "compile", "FullyShardedDataParallel", "DDP", "FSDP"):
                 return dotted_name(value.args[0].value)
+            if "quantization" in (dotted_name(value.func) or "").split(".") and last in _QUANTIZATION_STEPS:
+                return dotted_name(value.args[0].value)  # `torch.ao.quantization.convert(model)`: the model, in its mode
             if dotted_name(value.func) in ("functools.partial", "partial"):
                 return dotted_name(value.args[0].value)  # `functools.partial(self.net_G, random_style=True)`: the same module
         return None
