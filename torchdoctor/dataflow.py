@@ -1150,12 +1150,11 @@ class DataFlow:
         if name in fn.params:
             # (memoized per parameter: helpers that hand their parameters on to each other through many call
             # sites made this search exponential, 300 s on imageio's vendored tifffile; an answer found with
-            # at least as much depth left is reused, and a parameter already being asked about is unknown)
+            # at least as much depth left is reused)
             key = (id(fn), name)
             known = self._param_instances.get(key)
-            if known is not None:
-                return known[1] if known[0] <= depth else None
-            self._param_instances[key] = (-1, None)
+            if known is not None and known[0] <= depth:
+                return known[1]
             found = set()
             for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
