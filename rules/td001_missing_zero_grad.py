@@ -82,8 +82,8 @@ class MissingZeroGrad(Rule):
                     if manual_reported:
                         continue  # one finding per loop for `w -= lr * w.grad; b -= lr * b.grad`
                     manual_reported = True
-                    if _tensor_left_unreset(loop, event):
-                        name = next(a.targets[0] for a in loop.assigns if a.node is event.node)
+                    name = _tensor_left_unreset(loop, event)
+                    if name is not None:
                         yield ctx.report(
                             event.node,
                             f"'{name}' is updated from its `.grad` every iteration, but unlike the other tensors its "
@@ -119,7 +119,7 @@ class MissingZeroGrad(Rule):
         """Whether each backward that can reach this step meets a reset. A reset in the other branch
         of an `if` (the AMP path vs the fp32 path, or the accumulation path vs the plain one) does not
         count for the backward in this branch."""
-        if step.target == "<manual>" and _tensor_left_unreset(loop, step):
+        if step.target == "<manual>" and _tensor_left_unreset(loop, step) is not None:
             return False
         where = _event_branches(facts, loop, step)
         resets = _counted_resets(facts, loop, events, step)[0]
@@ -401,33 +401,25 @@ def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
     return bool(owners) and all(o in built and training.constructs_module(built[o]) for o in owners)
 
 
-def _tensor_left_unreset(loop, step) -> bool:
+def _tensor_left_unreset(loop, step) -> str | None:
     """`W1 -= lr * W1.grad` in a loop that resets hand-made tensors one by one (`b1.grad = None`,
-    `W2.grad = None`, ...) but never W1: its gradient sums across iterations. Known only when every
-    reset in the loop names its tensor plainly (not `p.grad = None` over the parameters)."""
+    `W2.grad = None`, ...) but never W1: its gradient sums across iterations. The tensor's name; known only
+    when every reset in the loop names its tensor plainly (not `p.grad = None` over the parameters)."""
     updated = next((a.targets[0] for a in loop.assigns if a.node is step.node and len(a.targets) == 1), None)
     if updated is None or "." in updated or updated in loop.targets:
-        return False
-    loop_targets = {t for inner in _loops_within(loop) for t in inner.targets}
+        return None
+    inner_targets = {t for inner in loop.function.loops if loop.encloses(inner) for t in inner.targets}
     reset = set()
-    for a in _assigns_within(loop):
+    for a in loop.assigns:  # (a loop's assignments include those of the loops inside it)
         for t in a.targets:
             if t.endswith(".grad") and a.augmented is None:
                 owner = t[: -len(".grad")]
-                if "." in owner or owner in loop_targets:
-                    return False  # (`p.grad = None` for each parameter: resets we cannot name)
+                if "." in owner or owner in inner_targets:
+                    return None  # (`p.grad = None` for each parameter: resets we cannot name)
                 reset.add(owner)
-    if any(c.method in ("zero_grad", "zero_") or (c.method or "").startswith("zero_grad") for c in loop.calls):
-        return False
-    return bool(reset) and updated not in reset
-
-
-def _loops_within(loop):
-    return [other for other in loop.function.loops if loop.encloses(other)]
-
-
-def _assigns_within(loop):
-    return [a for a in loop.function.assigns if a.context.loop is not None and loop.encloses(a.context.loop)]
+    if any(c.method == "zero_" or (c.method or "").startswith("zero_grad") for c in loop.calls):
+        return None
+    return updated if reset and updated not in reset else None
 
 
 def _covers(resets: set, model: str) -> bool:

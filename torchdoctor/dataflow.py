@@ -66,8 +66,9 @@ MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half",
 
 
 # A `self.` attribute named for a loss: the only ones worth following into base classes for TD002
-_MODEL_ATTRIBUTE = re.compile(r"^(model|net|network)\d*$")
 _LOSS_ATTRIBUTE = re.compile(r"loss|criterion|crit|(^|_)ce(_|$)|nll|bce", re.I)
+# ... and one named for the model, followed into base classes by `instance_of` (a trainer's `self.model`)
+_MODEL_ATTRIBUTE = re.compile(r"^(model|net|network)\d*$")
 
 
 @dataclass(frozen=True)
@@ -642,21 +643,22 @@ class DataFlow:
             return "torch.nn.BCEWithLogitsLoss"  # (the only loss that can reach here, by the tests it sits under)
         return None
 
-    def _inherited_instance(self, expr, fn: FunctionInfo) -> Instance | None:
+    def _inherited_instance(self, expr, fn: FunctionInfo, named=_LOSS_ATTRIBUTE, depth: int = 0) -> Instance | None:
         """`self.loss(y_hat, y)` in a subclass whose base class's `__init__` built `self.loss =
-        nn.CrossEntropyLoss()` (the continual-learning networks of EEG-classification-CL)."""
+        nn.CrossEntropyLoss()` (the continual-learning networks of EEG-classification-CL); `named` says which
+        attributes are worth the lookup."""
         name = dotted_name(expr)
         if name is None or not name.startswith("self.") or name.count(".") != 1 or fn.cls is None:
             return None
-        if not _LOSS_ATTRIBUTE.search(name[5:]):
-            return None  # (only a loss matters here: `self.conv1(x)` of a detectron2 head is not looked up the bases)
+        if not named.search(name[5:]):
+            return None  # (only a loss or a model matters: `self.conv1(x)` of a detectron2 head is not looked up the bases)
         if self._attribute_value(fn.cls, name) is not None:
             return None  # the class sets it itself: instance_of has answered
         inherited = self._inherited_attribute(fn.cls, name, [])
         if inherited is None:
             return None
         chain, value, method, at = inherited
-        return chain[-1][0].instance_of(value, method, at)
+        return chain[-1][0].instance_of(value, method, at, depth)
 
     def _logit_function(self, value, fn: FunctionInfo, depth: int = 0) -> bool:
         """A plain function (or a lambda around one) whose first argument goes through log_softmax or
@@ -1138,15 +1140,12 @@ class DataFlow:
                 # `model = amp.initialize(model, opt_level="O1")`, `model = convert_sync_bn(model)`: the same model
                 return self.instance_of(value.args[0].value, held[1], held[2], depth + 1)
             return found
-        if name.startswith("self.") and name.count(".") == 1 and fn.cls is not None and _MODEL_ATTRIBUTE.search(name[5:]) \
-                and self._attribute_value(fn.cls, name) is None and name not in fn.assigned_names():
+        if name.startswith("self.") and _MODEL_ATTRIBUTE.search(name[5:]) and name not in fn.assigned_names():
             # `self.model.predict(batch)` in FaKnow's `BaseGNNTrainer`, whose base `BaseTrainer.__init__` (in
             # another file) stores `self.model = model`: what the base constructor was given
-            inherited = self._inherited_attribute(fn.cls, name, [])
+            inherited = self._inherited_instance(expr, fn, _MODEL_ATTRIBUTE, depth + 1)
             if inherited is not None:
-                chain, value, method, at = inherited
-                return chain[-1][0].instance_of(value, method, at, depth + 1)
-            return None
+                return inherited
         if name in fn.params:
             # (memoized per parameter: helpers that hand their parameters on to each other through many call
             # sites made this search exponential, 300 s on imageio's vendored tifffile; an answer found with
