@@ -99,7 +99,7 @@ class MissingZeroGrad(Rule):
                     continue
                 info = ctx.facts.call_info(event.node) if isinstance(event.node, cst.Call) else None
                 when = "in this loop" if info is not None and info.context.conditions else "every iteration"
-                _, guard, served, sometimes = _counted_resets(ctx.facts, loop, events, event)  # (why the resets did not count)
+                _, guard, served, sometimes = _counted_resets(ctx.facts, training, loop, events, event)  # (why the resets did not count)
                 never = "never reset in this loop"
                 if guard is not None:
                     never = f"reset only under `if {ctx.code(guard)}:`, which does not change within the loop"
@@ -122,12 +122,14 @@ class MissingZeroGrad(Rule):
         if step.target == "<manual>" and _tensor_left_unreset(loop, step) is not None:
             return False
         where = _event_branches(facts, loop, step)
-        resets = _counted_resets(facts, loop, events, step)[0]
+        resets = _counted_resets(facts, training, loop, events, step)[0]
         backwards = [_event_branches(facts, loop, e) for e in events if e.kind == "backward"]
         backwards = [b for b in backwards if not exclusive_branches(b, where)] or [where]
         steppers = {e.target for e in events if e.kind == "step" and e.target}
+        owned = _optimizers_owning_update(training, loop, step)
         return all(
             self._reset(training, step.target, {e.target for e, b in resets if not exclusive_branches(b, backward)}, steppers)
+            or any(e.target in owned for e, b in resets if not exclusive_branches(b, backward))
             for backward in backwards
         )
 
@@ -193,7 +195,7 @@ def _named_for_another(optimizer: str, reset: str, steppers) -> bool:
     return any(o != optimizer and _same_role(_role(o, _OPTIMIZER_WORD), theirs) for o in steppers)
 
 
-def _counted_resets(facts, loop, events, step) -> tuple:
+def _counted_resets(facts, training, loop, events, step) -> tuple:
     """(reset, its branches) for the resets that can cover `step`, with the tests that discounted others,
     for the message: the loop-invariant guard of a reset skipped for whole runs, the branch of a reset
     that serves a step of its own, and the test of a reset that runs on some iterations only."""
@@ -206,6 +208,9 @@ def _counted_resets(facts, loop, events, step) -> tuple:
     guard = served = sometimes = None
     counted = []
     for e, b in resets:
+        if b and _models_used_only_within(facts, training, loop, step, b):
+            counted.append((e, b))  # `if opt.adv: Dnet.zero_grad(); ...` where Dnet runs: no gradient otherwise
+            continue
         test = _skipped_for_whole_runs(facts, loop, b, step, everywhere)
         if test is not None:
             guard = guard if guard is not None else test
@@ -221,6 +226,32 @@ def _counted_resets(facts, loop, events, step) -> tuple:
         else:
             counted.append((e, b))
     return counted, guard, served, sometimes
+
+
+def _models_used_only_within(facts, training, loop, step, reset_at: tuple) -> bool:
+    """Poison Ink's `if opt.adv: Dnet.zero_grad(); ... errD.backward()` with `optimizerD.step()` after the
+    `if`: the discriminator runs only under that test (in the generator's adversarial term too, under a
+    second `if opt.adv:`), which does not change within the loop; when it is false the discriminator has
+    no gradient to sum, and when it is true it is reset."""
+    models = training.optimizer_models.get(step.target or "")
+    if not models:
+        return False
+
+    def key(place):
+        test = facts.if_tests.get(place[0])
+        return (facts.module.code_for_node(test), place[1]) if _unchanged_in_loop(loop, test, by_attribute=True) else None
+
+    wanted = {key(place) for place in reset_at}
+    if None in wanted:
+        return False
+    used = False
+    for call in loop.calls:
+        if not models & names_in(call.node):
+            continue
+        if not wanted <= {key(place) for place in call.context.branches}:
+            return False
+        used = True
+    return used
 
 
 def _opposite_sides_of_one_test(facts, loop, a: tuple, b: tuple) -> bool:
@@ -239,10 +270,16 @@ def _opposite_sides_of_one_test(facts, loop, a: tuple, b: tuple) -> bool:
     return False
 
 
-def _unchanged_in_loop(loop, test: cst.BaseExpression | None) -> bool:
-    """An `if` test that cannot change within the loop: no call, and no name the loop binds or assigns."""
+def _unchanged_in_loop(loop, test: cst.BaseExpression | None, by_attribute: bool = False) -> bool:
+    """An `if` test that cannot change within the loop: no call, and no name the loop binds or assigns
+    (`by_attribute`: `opt.batchSize = n` in the loop leaves `if opt.adv:` unchanged)."""
     if test is None or calls_within(test):
         return False
+    if by_attribute:
+        read = names_in(test)
+        read = {n for n in read if not any(other.startswith(n + ".") for other in read)}
+        assigned = set(loop.targets) | {t for a in loop.assigns for t in a.targets}
+        return not any(n == t or n.startswith(t + ".") or t.startswith(n + ".") for n in read for t in assigned)
     varying = set(loop.targets) | {t.split(".", 1)[0] for a in loop.assigns for t in a.targets}
     return not {n.split(".", 1)[0] for n in names_in(test)} & varying
 
@@ -388,7 +425,12 @@ def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
     made = built.get(optimizer)
     if not isinstance(made, cst.Call) or not made.args:
         return False
-    owners, pending, seen = set(), [made.args[0].value], set()
+    taken = made.args[0].value
+    if isinstance(taken, (cst.List, cst.Tuple)) and taken.elements and all(
+        isinstance(e.value, cst.Name) and _fresh_leaf(built.get(e.value.value), training) for e in taken.elements
+    ):
+        return True  # `x_in = latents.detach().clone()` ... `SGD([x_in], lr)`: a new leaf and optimizer each time
+    owners, pending, seen = set(), [taken], set()
     while pending:  # follow `trainable = {n: p for n, p in cgen.named_parameters()}` back to `cgen`
         value = pending.pop()
         for call in calls_within(value):
@@ -399,6 +441,18 @@ def _fresh_each_iteration(facts, training, loop, optimizer: str) -> bool:
                 seen.add(name)
                 pending.append(built[name])
     return bool(owners) and all(o in built and training.constructs_module(built[o]) for o in owners)
+
+
+def _fresh_leaf(value, training) -> bool:
+    """`latents.detach().clone()`, `z.detach().requires_grad_()`, `torch.zeros(n, requires_grad=True)`: a
+    tensor made afresh, with no gradient yet."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value in ("detach", "clone"):
+            return True
+        if value.func.attr.value not in ("requires_grad_", "to", "cuda", "float"):
+            break
+        value = value.func.value
+    return value is not None and training.made_by_tensor_factory(value)
 
 
 def _tensor_left_unreset(loop, step) -> str | None:
@@ -420,6 +474,19 @@ def _tensor_left_unreset(loop, step) -> str | None:
     if any(c.method == "zero_" or (c.method or "").startswith("zero_grad") for c in loop.calls):
         return None
     return updated if reset and updated not in reset else None
+
+
+def _optimizers_owning_update(training, loop, step) -> set[str]:
+    """`batch_pert.data = batch_pert.data - lr * batch_pert.grad.sign()` on one path and
+    `batch_opt.step()` on the other, with `batch_opt = SGD([batch_pert])` reset each iteration: the
+    optimizers built over the tensor a hand-written step updates, whose `zero_grad()` resets it."""
+    if step.target != "<manual>":
+        return set()
+    updated = next((a.targets[0] for a in loop.assigns if a.node is step.node and len(a.targets) == 1), None)
+    if updated is None:
+        return set()
+    tensor = updated.split(".", 1)[0]
+    return {opt for opt, tensors in training.optimizer_tensors.items() if tensor in tensors}
 
 
 def _covers(resets: set, model: str) -> bool:

@@ -265,6 +265,7 @@ class TensorCreatedInForward(Rule):
         added = any(a.augmented and a.value is not None and any(c is call.node for c in calls_within(a.value)) for a in fn.assigns)
         if target is not None and not added and any(
             a.augmented and a.targets == (target,) and not _host_number(a.value, fn) and not _computed_on_host(a.value, uses)
+            and not _reads_only_itself(a.value, target)
             and a.context.order > call.context.order  # (`loss += ...` in the loop above, then `loss = torch.tensor(0.0)`)
             for a in fn.assigns
         ):  # (`state["offset"] += offset` with an int offset stays on the host; `loss += torch.tensor(0.0)` adds a scalar)
@@ -299,6 +300,7 @@ class TensorCreatedInForward(Rule):
             _factory_name(c) and (d := keyword_arg(c.node, "device")) is not None and not _is_cpu(d.value) for c in fn.calls
         )
         device_aware = _returns_moved(fn)  # `return out.to(device=...)`: whatever it built is moved
+        on_host_copies = None  # worked out for the first factory that needs it
         cuda_default = ctx.project is not None and ctx.project.sets_cuda_default(ctx.facts)
         for call in fn.calls:
             if id(call.node) in defaults:
@@ -329,6 +331,10 @@ class TensorCreatedInForward(Rule):
             if keyword_arg(call.node, "out") is not None:
                 continue  # `torch.arange(n, out=x.new(n).long())`: written into a tensor on the input's device
             if id(call.node) in host_results:
+                continue
+            if on_host_copies is None:
+                on_host_copies = _works_on_host_copies(fn, uses)
+            if on_host_copies:
                 continue
             device = keyword_arg(call.node, "device")
             if device is not None:
@@ -1805,6 +1811,27 @@ class _DeviceValues:
         return found
 
 
+def _reads_only_itself(value: cst.BaseExpression, target: str) -> bool:
+    """`kernel /= torch.sum(kernel)`: the update reads nothing but the tensor itself (and torch), so it
+    brings no CUDA value in."""
+    read: set[str] = set()
+
+    class _Bases(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # (the attribute's own name is not a read)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)  # (`dim=0`: a keyword, not a read)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            read.add(node.value)
+
+    value.visit(_Bases())
+    return read <= {target, "torch"}
+
+
 def _computed_on_host(value: cst.BaseExpression, uses) -> bool:
     """`gat_flops(F_in, F_out, in_deg.to('cpu'), num_dst, heads)`: the device values it reads are copied to
     the host first, so what it returns lives there too."""
@@ -2189,7 +2216,11 @@ def _cast_to_host(fn: FunctionInfo, factory: cst.Call) -> bool:
 
 def _brought_to_host(value: cst.BaseExpression) -> bool:
     """`ids.squeeze(0).to(dtype=torch.long, device="cpu")`, `x.detach().cpu()`, `t.tolist()`, or a Python
-    number made of it: `int(width * torch.zeros(1).normal_(0.8, 0.3))` (big-sleep's cutout size)."""
+    number made of it: `int(width * torch.zeros(1).normal_(0.8, 0.3))` (big-sleep's cutout size); also a
+    choice between a host copy and a host fallback: `m[0].cpu() if torch.is_tensor(m) else torch.ones(q)`."""
+    if isinstance(value, cst.IfExp):
+        branches = (value.body, value.orelse)
+        return any(_brought_to_host(b) for b in branches) and all(_brought_to_host(b) or _host_fallback(b) for b in branches)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool"):
         return True
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
@@ -2198,6 +2229,33 @@ def _brought_to_host(value: cst.BaseExpression) -> bool:
     if method in ("cpu", "numpy", "tolist", "item", "shape_as_tensor", "_shape_as_tensor"):
         return True  # (`torch.onnx.operators.shape_as_tensor(x)`: the shape, as a CPU tensor)
     return method == "to" and _is_cpu(_device_argument(value))
+
+
+def _host_fallback(value: cst.BaseExpression) -> bool:
+    """`None`, a number, or a factory given no device: what stands in for a host copy that is missing."""
+    if isinstance(value, (cst.Integer, cst.Float)) or isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted_name(value.func) or ""
+    return callee.startswith("torch.") and callee[6:] in _FACTORIES and keyword_arg(value, "device") is None
+
+
+def _works_on_host_copies(fn: FunctionInfo, uses) -> bool:
+    """`x = feat.detach().float().cpu()` and nothing else reads the device: the function (a visualizer, a
+    PCA of a feature map) copies what it needs to the host and computes there, so what it makes meets
+    host tensors only."""
+    copied: set[int] = set()
+    for a in fn.assigns:
+        if a.value is not None and _brought_to_host(a.value) and names_in(a.value) & uses.device.names:
+            copied.update(id(c) for c in calls_within(a.value))
+    if not copied:
+        return False
+    return not any(
+        a.value is not None and not _brought_to_host(a.value) and uses.device.touches(a.value) for a in fn.assigns
+    ) and not any(id(c.node) not in copied and uses.device.touches(c.node) for c in fn.calls) and not any(
+        ret.value is not None and uses.device.touches(ret.value) for ret, _ in fn.returns
+    )
 
 
 def _arithmetic_methods(cls) -> set[str]:
@@ -2593,7 +2651,7 @@ class _UseScan(cst.CSTVisitor):
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
-        if callee in ("zip", "enumerate"):
+        if callee in ("zip", "enumerate", "iter"):
             # `zip(self.blocks, to_drop)`: iterated element by element, each a 0-dim value, which mixes
             # with CUDA tensors (reformer's layer-drop flags, read as Python booleans)
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))

@@ -3221,6 +3221,8 @@ class Evaluation:
             # `if train_mode: net.train() else: net.eval()` before the pass: the caller asks for the mode it
             # wants (not what the method leaves behind: RIFE's `update(training=...)` may leave it training)
             return "eval"
+        if _mode_chosen_by_parameter(fn, events, self.facts.if_tests, saved=True):
+            return "eval"  # the mode the model had, restored: no claim is made
         return _mode_on_every_path(events, use)
 
 
@@ -3247,16 +3249,24 @@ def _legacy_volatile_branch(call: CallInfo) -> bool:
     )
 
 
-def _mode_chosen_by_parameter(fn: FunctionInfo, events: list, if_tests: dict) -> bool:
+def _mode_chosen_by_parameter(fn: FunctionInfo, events: list, if_tests: dict, saved: bool = False) -> bool:
     """Both modes set explicitly, in the two branches of an `if` on one of the function's parameters
-    (OFA's `validate(..., train_mode=False)`): a mode the caller picks, not one left behind."""
+    (OFA's `validate(..., train_mode=False)`): a mode the caller picks, not one left behind. `saved`: on a
+    mode kept from before instead (torchattacks' `if self.training: self.model.train() else:
+    self.model.eval()`, with `self.training = model.training` from construction): the mode restored."""
     trains = {b for _, mode, branches in events if mode == "train" for b in branches}
     evals = {b for _, mode, branches in events if mode == "eval" for b in branches}
     for if_id, branch in trains:
         test = if_tests.get(if_id)
-        if (if_id, 1 - branch) in evals and test is not None and names_in(test) <= set(fn.params):
+        if (if_id, 1 - branch) not in evals or test is None:
+            continue
+        read = names_in(test)
+        if read <= set(fn.params) if not saved else bool(_SAVED_MODE.search(dotted_name(test) or "")):
             return True
     return False
+
+
+_SAVED_MODE = re.compile(r"^self\.\w*(training|train_mode|mode)\w*$", re.I)  # `self.training`, `self.was_training`
 
 
 def _mode_on_every_path(events: list, use: tuple) -> str | None:

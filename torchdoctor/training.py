@@ -267,9 +267,9 @@ class TrainingFacts:
         if not _PERTURBATION.search(name):
             return False
         scopes = [fn] + ([self.facts.module_function] if not fn.is_module else [])
-        return any(a.targets == (name,) and self._made_by_tensor_factory(a.value) for scope in scopes for a in scope.assigns)
+        return any(a.targets == (name,) and self.made_by_tensor_factory(a.value) for scope in scopes for a in scope.assigns)
 
-    def _made_by_tensor_factory(self, value) -> bool:
+    def made_by_tensor_factory(self, value) -> bool:
         """`torch.zeros(b, 3, 32, 32).cuda()`, `torch.tensor(x, requires_grad=True)`: a new tensor."""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not (
             self.facts.qualify(value.func) or ""
@@ -284,7 +284,7 @@ class TrainingFacts:
         name = _base(update.targets[0])
         return any(
             a.targets == (name,) and loop in a.context.loops and a.context.order < update.context.order
-            and self._made_by_tensor_factory(a.value)
+            and self.made_by_tensor_factory(a.value)
             for a in loop.assigns
         )
 
