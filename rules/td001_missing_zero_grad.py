@@ -69,7 +69,18 @@ class MissingZeroGrad(Rule):
             for event in events:
                 if event.kind != "step" or not event.direct or event.target is None:
                     continue
-                if id(event.node) in flagged or self._reset_on_every_path(ctx.facts, training, loop, events, event):
+                if id(event.node) in flagged:
+                    continue
+                if self._reset_on_every_path(ctx.facts, training, loop, events, event):
+                    if _stepped_again_without_reset(ctx.facts, training, loop, events, event):
+                        flagged.add(id(event.node))
+                        shown = event.target.replace("[]", "[...]")
+                        yield ctx.report(
+                            event.node,
+                            f"optimizer '{shown}' is stepped twice per iteration with no reset between its previous "
+                            f"step and this one, so this step's gradients include the other backward's; call "
+                            f"`{shown}.zero_grad()` after each step",
+                        )
                     continue
                 if training.unknown_calls_taking(loop, event.target, event.node):
                     continue
@@ -474,6 +485,37 @@ def _tensor_left_unreset(loop, step) -> str | None:
     if any(c.method == "zero_" or (c.method or "").startswith("zero_grad") for c in loop.calls):
         return None
     return updated if reset and updated not in reset else None
+
+
+def _stepped_again_without_reset(facts, training, loop, events, step) -> bool:
+    """GraspAgent's policy loop: `zero_grad(); loss_a.backward(); opt.step()`, then in the same iteration
+    `loss_b.backward(); opt.step()` with no reset between the two steps (or the reset only between them):
+    the later step's gradients still hold the earlier backward's. Judged only for straight-line
+    iterations, where every event runs every time, in source order."""
+    if step.target == "<manual>" or sum(e.kind == "step" and e.target == step.target for e in events) < 2:
+        return False
+    if any(_event_branches(facts, loop, e) for e in events):
+        return False
+
+    def at(index: int) -> tuple:
+        site = events[index].site
+        info = facts.call_info(site) if isinstance(site, cst.Call) else None
+        order = info.context.order if info is not None else next((a.context.order for a in loop.assigns if a.node is site), None)
+        return (order if order is not None else -1, index)
+
+    sequence = [events[i] for i in sorted(range(len(events)), key=at)]
+    position = next(i for i, e in enumerate(sequence) if e is step)
+    steppers = {e.target for e in events if e.kind == "step" and e.target}
+    fed = False
+    for back in range(1, len(sequence)):
+        e = sequence[(position - back) % len(sequence)]
+        if e.kind == "reset" and MissingZeroGrad._reset(training, step.target, {e.target}, steppers):
+            return False
+        if e.kind == "backward":
+            fed = True
+        if e.kind == "step" and e.target == step.target:
+            return fed
+    return False
 
 
 def _optimizers_owning_update(training, loop, step) -> set[str]:

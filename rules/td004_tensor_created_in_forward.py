@@ -361,7 +361,7 @@ class TensorCreatedInForward(Rule):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
             if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
                 continue
-            if (_is_zero_size(call.node) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _joined_with_device_values(
+            if (_is_zero_size(call.node, factory) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _joined_with_device_values(
                 ctx.facts, fn, call, uses.assigned_name(call.node), uses
             ):
                 # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet"); but one that
@@ -1652,12 +1652,15 @@ def _is_empty_data(call: cst.Call) -> bool:
     return len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)) and not args[0].elements
 
 
-def _is_zero_size(call: cst.Call) -> bool:
-    """`torch.empty(0)`, `torch.empty([0])`, `torch.zeros((0,))`: no elements at all."""
+def _is_zero_size(call: cst.Call, factory: str | None = None) -> bool:
+    """`torch.empty(0)`, `torch.empty([0])`, `torch.zeros((0,))`, `torch.Tensor(0)`: no elements at all
+    (not `torch.tensor([0])` nor `torch.Tensor([0])`, whose argument is the data: one element)."""
     args = positional_args(call)
     if len(args) != 1:
         return False
     size = args[0]
+    if factory in _LITERAL_DATA and (factory in ("tensor", "as_tensor") or isinstance(size, (cst.List, cst.Tuple))):
+        return False
     if isinstance(size, (cst.List, cst.Tuple)) and len(size.elements) == 1:
         size = size.elements[0].value
     return isinstance(size, cst.Integer) and size.evaluated_value == 0

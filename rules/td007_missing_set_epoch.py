@@ -11,7 +11,7 @@ from torchdoctor.facts import CallInfo, LoopInfo, calls_within, dotted_name, is_
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
-_EVALUATION = re.compile(r"eval|valid|test|predict|infer", re.I)
+_EVALUATION = re.compile(r"eval|valid|test|predict|infer|(^|_)(val|dev)(_|\d|$)", re.I)
 _LOADER_WRAPPERS = ("Loader", "Wrapper", "Prefetcher", "Iterator")
 # `RandomSampler if rank == -1 else DistributedSampler`, DGL's `DataLoader(..., use_ddp=True)`: samplers made without a call of their own
 _SAMPLER_WITHOUT_ITS_OWN_CALL = re.compile(
@@ -192,6 +192,11 @@ class MissingSetEpoch(Rule):
         setters = [c for c in ctx.facts.calls if c.method and "epoch" in c.method and c.node.args and isinstance(c.node.func, cst.Attribute)]
         for c in setters:  # (an untraced receiver of any other `*epoch*` method is not taken for a sampler)
             receiver = c.node.func.value
+            if _EVALUATION.search((dotted_name(receiver) or "").rsplit(".", 1)[-1]):
+                # `val_sampler.set_epoch(epoch)`: reported samplers are never evaluation ones, and one helper may
+                # build both (`train_loader, train_sampler = make_loader(train_set, ...)`, then the same for
+                # `val_sampler`): the evaluation sampler's epoch says nothing of the training one's
+                continue
             if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
                 loaders = flow.origins(receiver.value, c.function, c.context.order)  # loader.sampler.set_epoch
                 made = [s for o in loaders if o is not None for s in self._samplers_of(ctx, o)]

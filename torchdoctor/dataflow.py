@@ -325,6 +325,8 @@ class DataFlow:
                     candidates.append((method.name != "__init__", a.context.order, a, method))
         if not candidates:
             return None
+        # (`self.model: Optional[MLP] = None` in __init__, built in `fit()`: the placeholder holds no value)
+        candidates = [c for c in candidates if not is_none(c[2].value)] or candidates
         _, _, a, method = min(candidates, key=lambda c: (c[0], c[1]))
         return a.value, method, a.context.order
 

@@ -68,9 +68,10 @@ _RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wra
     r"_*((\w+_)?forward\w*|encode\w*|decode\w*|beam_search\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_actions?|select_actions?|log_prob\w*|"
     r"reverse|"  # a normalizing flow's generative direction (MoFlow's `self.model.reverse(z)`)
+    r"compute_loss(es)?|calc(ulate)?_loss|"  # GG-CNN's `net.compute_loss(x, y)`: the model's own forward and loss
     r"(eval|evaluation|validation|test)_step)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"((\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
+_NAMED_RUN_METHOD = re.compile(r"(compute_loss(es)?|calc(ulate)?_loss|(\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
 _SETTER = re.compile(r"_*(set_(?!forward$)|(reset|enable|disable|toggle|register)_)")  # (few-shot `set_forward(x)` runs)
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
@@ -94,6 +95,8 @@ _OTHER_RUNTIME = re.compile(r"^(Trt|TRT|TensorRT|Onnx|ONNX|Ort|OpenVino)[A-Z_]|(
 _BN_STATISTICS = re.compile(r"(^|_)(bn|batch_?norm|precise|running_stat(s|istics))(_|$)", re.I)
 # (`reranker._process_mentions_for_model(...)`; OSTrack's `model.forward_backbone(x)` is a method of `model`)
 # (`runtime.deserialize_cuda_engine(f.read())`: TensorRT builds an engine from bytes; no network runs)
+_PIPELINE_PARTS = frozenset({"unet", "vae", "text_encoder", "text_encoder_2"})
+_CLASS_VERB = re.compile(r"_*(train|fit|evaluate|eval|test|run|compute|calculate|score|attack|finetune|fine_tune)_")
 _ACCESSOR = re.compile(
     r"_*(get|show|load|build|create|make|list|save|set|init|setup|prepare|process|wrap|unwrap|forward|"
     r"deserialize|serialize|export|convert|restore|copy|clone|freeze|unfreeze|reset|register|update|sync)_"
@@ -185,6 +188,8 @@ class Evaluation:
         last = parts[-1]
         if len(parts) > 2 or _ACCESSOR.match(last):
             return False  # `self.service.show_available_models()`, `get_model()`: a method, not a model
+        if len(parts) == 2 and parts[0][:1].isupper() and _CLASS_VERB.match(last):
+            return False  # `LIRAUtil.train_shadow_models(model, data)`: a class's own function, handed the model
         return bool(MODEL_NAME.search(last) or _ROLE_MODEL_NAME.match(last)) and not (
             METRIC_NAME.search(last) or _DATA_GENERATOR.search(last))
 
@@ -1980,6 +1985,24 @@ class Evaluation:
         info = self.facts.call_info(node) if isinstance(node, cst.Call) else None
         return info.context.branches if info is not None else ()
 
+    def _pipeline_component(self, call: CallInfo, model: str) -> bool:
+        """`pipe.unet`, `model.text_encoder` or `self.unet = pipeline.unet` of an object that also hands out a
+        `.scheduler` or `.tokenizer`: a part of a diffusers pipeline, whose UNet, VAE and CLIP text encoder
+        hold no BatchNorm and no dropout unless configured (0.0 by default), so the mode changes nothing."""
+        if model.rsplit(".", 1)[-1] not in _PIPELINE_PARTS:
+            return False
+        fn, name = call.function, model
+        if model.startswith("self.") and model.count(".") == 1:
+            held = self.flow.value_of(model, fn, call.context.order)
+            if held is None or dotted_name(held[0]) is None:
+                return False
+            name, fn = dotted_name(held[0]), held[1]
+        head, _, part = name.rpartition(".")
+        if not head or part not in _PIPELINE_PARTS or fn.node is None:
+            return False
+        read = names_in(fn.node)
+        return f"{head}.scheduler" in read or f"{head}.tokenizer" in read
+
     def may_change_with_mode(self, call: CallInfo, model: str) -> bool:
         """False only when the model's class is known and has no Dropout, BatchNorm or `self.training` use,
         or when the name holds plain code."""
@@ -1991,6 +2014,8 @@ class Evaluation:
                 scope, at = scope.parent, scope.defined_at
             if self._plain_function_at(model, scope, at):
                 return False
+        if self._pipeline_component(call, model):
+            return False
         expr = cst.parse_expression(model)
         made = self.flow.origin(expr, call.function, call.context.order)
         if made is not None and made.qualname() in _TRACED:
@@ -2115,6 +2140,10 @@ class Evaluation:
         # subclass that holds the layers)
         if any("forward" not in cls.methods or any(cls.name in other.written_bases for other in facts.all_classes)
                for facts, cls in classes.values()):
+            return None
+        # (GR-ConvNet's abstract `GraspModel` defines `compute_loss` and a `forward` that raises; the networks
+        # written on it in other files hold the BatchNorm)
+        if any(project.subclasses_of(facts, cls) for facts, cls in classes.values()):
             return None
         return any(self.modes.class_has_mode_layers(facts, cls) for facts, cls in classes.values())
 
