@@ -77,9 +77,9 @@ class MissingZeroGrad(Rule):
                         shown = event.target.replace("[]", "[...]")
                         yield ctx.report(
                             event.node,
-                            f"optimizer '{shown}' is stepped twice per iteration with no reset between its previous "
-                            f"step and this one, so this step's gradients include the other backward's; call "
-                            f"`{shown}.zero_grad()` after each step",
+                            f"optimizer '{shown}' steps weights that another step of this iteration also updates, "
+                            "with no reset between the two steps, so this step's gradients include the other "
+                            f"backward's; call `{shown}.zero_grad()` before this step's backward",
                         )
                     continue
                 if training.unknown_calls_taking(loop, event.target, event.node):
@@ -490,9 +490,19 @@ def _tensor_left_unreset(loop, step) -> str | None:
 def _stepped_again_without_reset(facts, training, loop, events, step) -> bool:
     """GraspAgent's policy loop: `zero_grad(); loss_a.backward(); opt.step()`, then in the same iteration
     `loss_b.backward(); opt.step()` with no reset between the two steps (or the reset only between them):
-    the later step's gradients still hold the earlier backward's. Judged only for straight-line
-    iterations, where every event runs every time, in source order."""
-    if step.target == "<manual>" or sum(e.kind == "step" and e.target == step.target for e in events) < 2:
+    the later step's gradients still hold the earlier backward's. The same for two optimizers over one
+    model's weights. Judged only for straight-line iterations, where every event runs every time, in
+    source order."""
+    if step.target == "<manual>":
+        return False
+    models = training.optimizer_models.get(step.target) or set()
+
+    def same_weights(target) -> bool:
+        # (ASSET's `optimizer_hat` and `optimizer_hat2`, both over `Vnet.parameters()`; not InfoGAN's `opt_info`
+        # over the generator and the discriminator beside `opt_g` over the generator alone)
+        return target == step.target or bool(models) and models == training.optimizer_models.get(target or "")
+
+    if sum(e.kind == "step" and same_weights(e.target) for e in events) < 2:
         return False
     if any(_event_branches(facts, loop, e) for e in events):
         return False
@@ -513,7 +523,7 @@ def _stepped_again_without_reset(facts, training, loop, events, step) -> bool:
             return False
         if e.kind == "backward":
             fed = True
-        if e.kind == "step" and e.target == step.target:
+        if e.kind == "step" and same_weights(e.target):
             return fed
     return False
 

@@ -1750,6 +1750,14 @@ class _DeviceValues:
         # whatever its name says)
         torch_made = {id(c.node) for c in fn.calls if (c.qualname or "").startswith("torch.")}
         for _ in range(2):  # what is computed from them, in any order the loops allow
+            # `for in_feat, union_map in zip(in_feats, union_maps)` over `*in_feats`: an element of the inputs (not
+            # `for tokens in token_lists`, a plain parameter that may hold python data)
+            star = fn.node.params.star_arg if fn.node is not None else None
+            iterable = {n for n in self._names if n not in fn.params} | (
+                {star.name.value} if isinstance(star, cst.Param) and star.name.value in self._names else set()
+            )
+            for loop in fn.loops:
+                self._names.update(_loop_elements_of(loop, iterable))
             for c in fn.calls:  # `outputs.append(member(x))`: a list of device values, stacked later
                 if c.method in ("append", "extend", "insert") and c.receiver and c.receiver.isidentifier() and any(
                     self.touches(arg.value) for arg in c.node.args
@@ -1833,6 +1841,28 @@ def _reads_only_itself(value: cst.BaseExpression, target: str) -> bool:
 
     value.visit(_Bases())
     return read <= {target, "torch"}
+
+
+def _loop_elements_of(loop, device: set[str]) -> set[str]:
+    """The loop variables bound to elements of device values: `x` of `for x in xs`, `feat` of
+    `for feat, m in zip(feats, maps)` or `for i, feat in enumerate(feats)`, when `xs`/`feats` is on the device."""
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return set()
+    it, target = node.iter, node.target
+    if isinstance(it, cst.Name):
+        return {target.value} if it.value in device and isinstance(target, cst.Name) else set()
+    callee = dotted_name(it.func) if isinstance(it, cst.Call) else None
+    if callee not in ("zip", "enumerate") or not isinstance(target, (cst.Tuple, cst.List)):
+        return set()
+    sources = [a.value for a in it.args if a.keyword is None]
+    if callee == "enumerate":
+        sources = [None] + sources[:1]
+    found = set()
+    for element, source in zip(target.elements, sources):
+        if isinstance(element.value, cst.Name) and isinstance(source, cst.Name) and source.value in device:
+            found.add(element.value.value)
+    return found
 
 
 def _computed_on_host(value: cst.BaseExpression, uses) -> bool:
@@ -2945,6 +2975,17 @@ class _UseScan(cst.CSTVisitor):
         if not ends:
             return False
         return not any(start < t < min(ends) for t, _ in self.uses.get(name, ()))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if (
+            isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in self._tracked
+            and self._statements and self._statements[-1].touches
+        ):
+            # MinkowskiEngine's `out_feat[union_map[1]] += in_feat[union_map[0]]`: adding GPU values into part of a
+            # CPU tensor in place raises at once (unlike a plain copy into it)
+            self._tick += 1
+            self.uses.setdefault(target.value.value, []).append((self._tick, "tensor"))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         if isinstance(node.target, cst.Subscript):  # `x[torch.randint(0, n, (1,))] = True`: an index is read

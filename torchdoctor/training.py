@@ -989,11 +989,12 @@ def _outside_param_loop(a, loop) -> bool:
 
 
 def _resets_grad(a) -> bool:
-    """`p.grad = None`, `p.grad = torch.zeros_like(p)`; not `logits.grad /= norm`, which scales what is there."""
+    """`p.grad = None`, `p.grad = torch.zeros_like(p)`; not `logits.grad /= norm`, which scales what is there,
+    nor `delta.grad = delta.grad.sign()`, which keeps its direction."""
     targets, value = a.targets, a.value
     return a.augmented is None and any(t.endswith(".grad") for t in targets) and (
         isinstance(value, cst.Name) and value.value == "None" or isinstance(value, cst.Call)
-    ) and not _picked_by_name(a)
+    ) and not (set(targets) & names_in(value)) and not _picked_by_name(a)
 
 
 def _picked_by_name(a) -> bool:
