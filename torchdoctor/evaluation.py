@@ -1607,7 +1607,7 @@ class Evaluation:
         file, or a method of an instance built here (`trainer.train_epoch(epoch)`)."""
         return self.facts.resolve_function(call) or self.training.method_of_local_instance(call)
 
-    def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str) -> bool:
+    def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str, depth: int = 0) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
         (not on the linear head it trains beside a frozen backbone); `self.x.train()` in a method counts."""
         passed, param = self._model_arg(callee, call, model)
@@ -1627,9 +1627,21 @@ class Evaluation:
         if _trains_receiver(callee, model):
             return True  # the same global or `self.` model: `def train(epoch): model.train() ...`
         # (`self.train()` switches every child; `self.base_model.train()` leaves `self.semantic_model` alone)
-        return model.startswith("self.") and call.receiver == "self" and any(
+        if model.startswith("self.") and call.receiver == "self" and any(
             i.method == "train" and not _is_false_arg(i.node) and i.receiver == "self" for i in callee.calls
-        )
+        ):
+            return True
+        # BackdoorBench's `self.train_one_epoch(...)`, whose `self.train_one_batch(x, y)` calls `self.model.train()`
+        # (and nothing in the epoch method switches the model back)
+        if depth < 2 and model.startswith("self.") and call.receiver == "self" and not any(
+            i.method in ("eval", "train") for i in callee.calls
+        ):
+            return any(
+                inner_callee is not None and inner_callee is not callee and self._helper_trains(inner_callee, inner, model, depth + 1)
+                for inner in callee.calls if inner.receiver == "self" and inner.method
+                for inner_callee in (self._callee(inner),)
+            )
+        return False
 
     def _leaves_modes_to_caller(self, helper: FunctionInfo, by_name: bool = True) -> bool:
         """A helper that does not set train/eval mode itself (and, `by_name`, is not named as an
