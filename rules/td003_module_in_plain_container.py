@@ -92,7 +92,7 @@ class ModuleInPlainContainer(Rule):
                     # (a `@property` that returns `nn.ModuleList([e.ema_model for e in self.ema_unets])` builds
                     # a view on each access; it registers nothing on the module)
                     names = {
-                        n for arg in call.node.args for n in names_in(arg.value) - _only_read_through(arg.value)
+                        n for arg in _registered_arguments(call, last) for n in names_in(arg.value) - _only_read_through(arg.value)
                     } if last in _REGISTERING else {
                         dotted_name(arg.value) for arg in call.node.args if isinstance(arg.value, (cst.Name, cst.Attribute))
                     }  # (a module handed whole; not `Wrapper(rnn, input_size=first_rnn.re_module.output_size)`)
@@ -193,6 +193,16 @@ class ModuleInPlainContainer(Rule):
                     f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
                     replace=_wrap_fix(ctx, value, kind),
                 )
+
+
+def _registered_arguments(call, last: str) -> list:
+    """The arguments a registering call registers: every one for `nn.ModuleList([...])` or `add_module(name, m)`;
+    for `setattr(obj, name, value)` only the value, and only when set on `self` (diffusers' FreeU sets
+    `setattr(upsample_block, "s1", s1)` on each element of `self.up_blocks`: it registers nothing on the model)."""
+    args = list(call.node.args)
+    if last == "setattr" and call.receiver is None:
+        return args[2:3] if args and (dotted_name(args[0].value) or "").split(".", 1)[0] == "self" else []
+    return args
 
 
 def _deleted_after(facts, a: AssignInfo, attr: str) -> bool:

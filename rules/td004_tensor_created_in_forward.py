@@ -413,7 +413,7 @@ class TensorCreatedInForward(Rule):
                 continue
             if (
                 carrier in uses.moved_names and not uses.met_before_moved(call.node, carrier)
-                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier), after=carrier != target)
+                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(carrier))
             ):
                 continue  # computed into something that is moved before use: `pe[:, 0::2] = sin(pos * div)` ... `pe.to(x.device)`
             if target is None and carrier is None and uses.made_on_host(call.node):
@@ -1490,12 +1490,12 @@ def _host_number(value, fn: FunctionInfo, depth: int = 0) -> bool:
     return False
 
 
-def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None, after: bool = False) -> bool:
+def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None) -> bool:
     """Some move of the name can follow the factory: not only one in the other branch of its `if`
-    (diffusers' `if not torch.is_tensor(t): t = torch.tensor([t]) elif ...: t = t[None].to(dev)`).
-    `after`: only a move that comes later counts (`x = x.to(w.device)` at the top of forward moves the
-    input, not the `x` a later `torch.cat([x, torch.zeros(...)])` computes); for a name the factory
-    binds anew, where the scan of the name mixes its values, any move is taken."""
+    (diffusers' `if not torch.is_tensor(t): t = torch.tensor([t]) elif ...: t = t[None].to(dev)`), nor one
+    before it, outside any loop they share (`x = x.to(w.device)` at the top of forward moves the input, not
+    the `x` a later `torch.cat([x, torch.zeros(...)])` computes; diffusers' `timesteps = timesteps[None].to(d)`
+    moves the old value, not `timesteps * torch.ones(batch)` made after it)."""
     made_info = facts.call_info(made)
     if not moves or made_info is None:
         return True
@@ -1503,8 +1503,7 @@ def _moved_on_its_path(facts, made: cst.Call, moves: list[cst.Call] | None, afte
         info = facts.call_info(move)
         if info is None:
             return True
-        # (`x = x.to(self.conv1.weight.device)` at the top of forward moves the input, not what is built later)
-        later = not after or info.context.order > made_info.context.order or bool(
+        later = info.context.order > made_info.context.order or bool(
             set(map(id, info.context.loops)) & set(map(id, made_info.context.loops)))
         if later and not exclusive_branches(made_info.context.branches, info.context.branches):
             return True
