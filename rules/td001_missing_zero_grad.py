@@ -504,8 +504,8 @@ def _stepped_again_without_reset(facts, training, loop, events, step) -> bool:
 
     if sum(e.kind == "step" and same_weights(e.target) for e in events) < 2:
         return False
-    if any(_event_branches(facts, loop, e) for e in events):
-        return False
+    if any(not e.direct or _event_branches(facts, loop, e) for e in events):
+        return False  # (an inner loop's events run many times per iteration: not a straight line)
 
     def at(index: int) -> tuple:
         site = events[index].site
