@@ -1135,6 +1135,10 @@ class DataFlow:
         if name is None:
             return None
         held = self.value_of(name, fn, order)
+        if held is None and "." not in name:
+            unpacked = self.unpacking(name, fn, order)
+            if unpacked is not None:  # `model, classifier, criterion = self.set_model(args, model)`
+                return self._element_instance(*unpacked, fn, depth)
         if held is not None:
             found = self.instance_of(held[0], held[1], held[2], depth + 1)
             value = held[0]
@@ -1167,6 +1171,21 @@ class DataFlow:
             self._param_instances[key] = (depth, result)
             return result
         return None
+
+    def _element_instance(self, value, index: int, width: int, order: int, fn: FunctionInfo, depth: int) -> Instance | None:
+        """The instance element `index` of a `width`-tuple holds, when every return of the function that makes
+        it agrees: `return model, classifier, criterion` after `classifier = LinearClassifier(...)`."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            if len(value.elements) != width or any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            return self.instance_of(value.elements[index].value, fn, order, depth + 1)
+        if not isinstance(value, cst.Call):
+            return None
+        returned = self._returns_of(value, fn, depth)
+        if not returned:
+            return None
+        found = {flow._element_instance(v, index, width, at, where, depth + 1) for flow, v, where, at in returned}
+        return found.pop() if len(found) == 1 and None not in found else None
 
     def _annotated_class(self, fn: FunctionInfo, name: str) -> Instance | None:
         """`def report_validation_loss(trainer: DiffusionPriorTrainer, ...)`: a project class named by the
