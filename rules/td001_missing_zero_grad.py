@@ -71,10 +71,10 @@ class MissingZeroGrad(Rule):
                     continue
                 if id(event.node) in flagged:
                     continue
+                shown = event.target.replace("[]", "[...]")  # `optimizers[name].step()`: one of a dict's optimizers
                 if self._reset_on_every_path(ctx.facts, training, loop, events, event):
                     if _stepped_again_without_reset(ctx.facts, training, loop, events, event):
                         flagged.add(id(event.node))
-                        shown = event.target.replace("[]", "[...]")
                         yield ctx.report(
                             event.node,
                             f"optimizer '{shown}' steps weights that another step of this iteration also updates, "
@@ -118,7 +118,6 @@ class MissingZeroGrad(Rule):
                     never = f"reset only for the step under `if {ctx.code(served)}:`"
                 elif sometimes is not None:
                     never = f"reset only under `if {ctx.code(sometimes)}:`, which the step does not wait for"
-                shown = event.target.replace("[]", "[...]")  # `optimizers[name].step()`: one of a dict's optimizers
                 yield ctx.report(
                     event.node,
                     f"optimizer '{shown}' is stepped {when} but its gradients are "
@@ -508,10 +507,8 @@ def _stepped_again_without_reset(facts, training, loop, events, step) -> bool:
         return False  # (an inner loop's events run many times per iteration: not a straight line)
 
     def at(index: int) -> tuple:
-        site = events[index].site
-        info = facts.call_info(site) if isinstance(site, cst.Call) else None
-        order = info.context.order if info is not None else next((a.context.order for a in loop.assigns if a.node is site), None)
-        return (order if order is not None else -1, index)
+        context = _context_of(facts, loop, events[index].site)
+        return (context.order if context is not None else -1, index)
 
     sequence = [events[i] for i in sorted(range(len(events)), key=at)]
     position = next(i for i, e in enumerate(sequence) if e is step)
@@ -554,10 +551,16 @@ def _event_branches(facts, loop, event) -> tuple:
 
 def _branches(facts, loop, node) -> tuple:
     """The if-branches a call or assignment of the loop sits in."""
+    context = _context_of(facts, loop, node)
+    return context.branches if context is not None else ()
+
+
+def _context_of(facts, loop, node):
+    """Where a call or assignment of the loop sits (its branches, its order)."""
     info = facts.call_info(node) if isinstance(node, cst.Call) else None
     if info is not None:
-        return info.context.branches
-    return next((a.context.branches for a in loop.assigns if a.node is node), ())
+        return info.context
+    return next((a.context for a in loop.assigns if a.node is node), None)
 
 
 def _zero_grad_as_value(module: cst.Module) -> bool:

@@ -1844,24 +1844,18 @@ def _reads_only_itself(value: cst.BaseExpression, target: str) -> bool:
 
 def _loop_elements_of(loop, device: set[str]) -> set[str]:
     """The loop variables bound to elements of device values: `x` of `for x in xs`, `feat` of
-    `for feat, m in zip(feats, maps)` or `for i, feat in enumerate(feats)`, when `xs`/`feats` is on the device."""
+    `for feat, m in zip(feats, maps)` or `for i, feat in enumerate(feats)`, when `xs`/`feats` itself (not a
+    view of it) is on the device."""
     node = loop.node
     if not isinstance(node, cst.For):
         return set()
     it, target = node.iter, node.target
-    if isinstance(it, cst.Name):
-        return {target.value} if it.value in device and isinstance(target, cst.Name) else set()
-    callee = dotted_name(it.func) if isinstance(it, cst.Call) else None
-    if callee not in ("zip", "enumerate") or not isinstance(target, (cst.Tuple, cst.List)):
-        return set()
-    sources = [a.value for a in it.args if a.keyword is None]
-    if callee == "enumerate":
-        sources = [None] + sources[:1]
-    found = set()
-    for element, source in zip(target.elements, sources):
-        if isinstance(element.value, cst.Name) and isinstance(source, cst.Name) and source.value in device:
-            found.add(element.value.value)
-    return found
+    if isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args and isinstance(
+        target, (cst.Tuple, cst.List)
+    ) and len(target.elements) == 2:
+        it, target = it.args[0].value, target.elements[1].value
+    direct = {id(it)} | ({id(a.value) for a in it.args} if isinstance(it, cst.Call) else set())
+    return {name for base, name in _walked_pairs(target, it) if id(base) in direct and base.value in device}
 
 
 def _computed_on_host(value: cst.BaseExpression, uses) -> bool:

@@ -3262,7 +3262,7 @@ class Evaluation:
             # `if train_mode: net.train() else: net.eval()` before the pass: the caller asks for the mode it
             # wants (not what the method leaves behind: RIFE's `update(training=...)` may leave it training)
             return "eval"
-        if _mode_chosen_by_parameter(fn, events, self.facts.if_tests, saved=True):
+        if _saved_mode_restored(events, self.facts.if_tests):
             return "eval"  # the mode the model had, restored: no claim is made
         return _mode_on_every_path(events, use)
 
@@ -3290,21 +3290,24 @@ def _legacy_volatile_branch(call: CallInfo) -> bool:
     )
 
 
-def _mode_chosen_by_parameter(fn: FunctionInfo, events: list, if_tests: dict, saved: bool = False) -> bool:
-    """Both modes set explicitly, in the two branches of an `if` on one of the function's parameters
-    (OFA's `validate(..., train_mode=False)`): a mode the caller picks, not one left behind. `saved`: on a
-    mode kept from before instead (torchattacks' `if self.training: self.model.train() else:
-    self.model.eval()`, with `self.training = model.training` from construction): the mode restored."""
+def _tests_choosing_mode(events: list, if_tests: dict) -> list:
+    """The tests of the `if`s that set training mode in one branch and eval mode in the other."""
     trains = {b for _, mode, branches in events if mode == "train" for b in branches}
     evals = {b for _, mode, branches in events if mode == "eval" for b in branches}
-    for if_id, branch in trains:
-        test = if_tests.get(if_id)
-        if (if_id, 1 - branch) not in evals or test is None:
-            continue
-        read = names_in(test)
-        if read <= set(fn.params) if not saved else bool(_SAVED_MODE.search(dotted_name(test) or "")):
-            return True
-    return False
+    return [if_tests[i] for i, branch in trains if (i, 1 - branch) in evals and if_tests.get(i) is not None]
+
+
+def _mode_chosen_by_parameter(fn: FunctionInfo, events: list, if_tests: dict) -> bool:
+    """Both modes set explicitly, in the two branches of an `if` on one of the function's parameters
+    (OFA's `validate(..., train_mode=False)`): a mode the caller picks, not one left behind."""
+    return any(names_in(test) <= set(fn.params) for test in _tests_choosing_mode(events, if_tests))
+
+
+def _saved_mode_restored(events: list, if_tests: dict) -> bool:
+    """Both modes set explicitly, in the two branches of an `if` on a mode kept from before (torchattacks'
+    `if self.training: self.model.train() else: self.model.eval()`, with `self.training = model.training`
+    from construction): the mode the model had, restored."""
+    return any(_SAVED_MODE.search(dotted_name(test) or "") for test in _tests_choosing_mode(events, if_tests))
 
 
 _SAVED_MODE = re.compile(r"^self\.\w*(training|train_mode|mode)\w*$", re.I)  # `self.training`, `self.was_training`
