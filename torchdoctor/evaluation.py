@@ -9,9 +9,10 @@ loops over a validation/test loader. Callers count: `model.eval()` and
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import libcst as cst
@@ -24,7 +25,7 @@ from torchdoctor.facts import (
     within,
 )
 from torchdoctor.mode_layers import ModeLayers, constructions_of
-from torchdoctor.project import lookup_class
+from torchdoctor.project import lookup_class, stored_as_value
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
@@ -181,6 +182,7 @@ class Evaluation:
         self._wrapped: dict[tuple[int, str], str | None] = {}  # (id(class), attribute) -> the attribute it wraps
         self._module_like: dict[int, bool] = {}  # id(class) -> whether it is an nn.Module, by its bases or layers
         self._first_eval: dict[int, dict[str, int]] = {}  # id(function) -> receiver -> order of its first `.eval()`
+        self._handed_on: dict[int, bool] = {}  # id(function) -> whether some file uses it as a value, uncalled
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -639,6 +641,16 @@ class Evaluation:
     def model_runs(self, fn: FunctionInfo, depth: int = 0) -> list[ModelRun]:
         """Model calls in fn, and calls of local helpers that run a model fn passes them (or one
         they share with fn: a closure's variable, `self._model` in a method of the same class)."""
+        key = _place_of(self.facts, fn)
+        if key in _RUNS_BEING_FOUND:
+            return self._find_model_runs(fn, depth)
+        _RUNS_BEING_FOUND.add(key)
+        try:
+            return self._find_model_runs(fn, depth)
+        finally:
+            _RUNS_BEING_FOUND.discard(key)
+
+    def _find_model_runs(self, fn: FunctionInfo, depth: int) -> list[ModelRun]:
         runs = []
         for c in fn.calls:
             if c.context.in_lambda or self._switched_off(c):
@@ -2281,6 +2293,8 @@ class Evaluation:
         ]
         if found and not sites:
             return True  # every caller rules the call's branch out (CCNet's `flip_evaluation=False`): it never runs
+        if not found and self._handed_on_as_value(fn):
+            return True  # vilmedic's `self.eval_func = evaluation`: run where that value is called, out of sight
         if not found and fn.cls is not None:
             # RecBole's `eval_func = self._full_sort_batch_eval` in an `@torch.no_grad()` evaluate: a method
             # handed on as a value, called where the value is
@@ -2290,12 +2304,29 @@ class Evaluation:
             judge.grad_disabled_at(site, depth + 1) or self._judged_where_called(judge, site) for judge, site in sites
         )
 
+    def _handed_on_as_value(self, fn: FunctionInfo) -> bool:
+        """A top-level function that its own file or another file of the project stores as a value, uncalled
+        (`self.eval_func = evaluation` in a model class; the validator calls `model.eval_func(...)` under
+        no_grad): it runs where that value is called. Worked out once per function."""
+        if fn.cls is not None or fn.parent is None or not fn.parent.is_module:
+            return False
+        if id(fn) not in self._handed_on:
+            project = self.training.project
+            self._handed_on[id(fn)] = stored_as_value(self.facts.module, fn.name) or (
+                project is not None and project.handed_on_elsewhere(self.facts, fn.name)
+            )
+        return self._handed_on[id(fn)]
+
     def _judged_where_called(self, judge: "Evaluation", site: CallInfo, for_mode: bool = False) -> bool:
         """The call sits in another file's own evaluation pass, as one of its model runs per batch
         (`def predict_batch(model, ...)` runs `model.predict_greedy_search(x)` for each batch): that pass
         is judged, and reported, where it runs, so the method it calls is not reported again for it."""
         caller = site.function
         if judge is self or caller.is_module or not _EVAL_NAME.search(caller.name) or not judge._runs_per_batch(site):
+            return False
+        if _place_of(judge.facts, caller) in _RUNS_BEING_FOUND:
+            # predrnn's `def test(model, ...)` runs `model.test(frames)` per batch: while the caller's runs are
+            # being found, the method's own gradients are asked about, and must not defer back to the caller
             return False
         return any(r.call is site and (r.has_modes or not for_mode) for r in judge.model_runs(caller))
 
@@ -2751,6 +2782,32 @@ class Evaluation:
                 return False
         return True
 
+    def _kept_by_objects(self, fn: FunctionInfo, model: str, before: int) -> set[str]:
+        """`trainer = Trainer(args, model, criterion, optim)`, whose `__init__` keeps `self.model = model`:
+        `trainer.model` is the same network, so `trainer.model.train(False)` switches `model` (PubMedCLIP's
+        MEVF training loop, which then calls `evaluate(model, ...)`)."""
+        head = model.split(".", 1)[0]  # (`model.classifier` is `trainer.model.classifier`)
+        kept = set()
+        for a in fn.assigns:
+            value = a.value
+            if a.context.order >= before or len(a.targets) != 1 or not isinstance(value, cst.Call) or not (
+                any(_model_named(arg.value) == head for arg in value.args)
+            ):
+                continue
+            found = lookup_class(self.training.project, self.facts, dotted_name(value.func))
+            init = found[1].methods.get("__init__") if found is not None else None
+            construction = self.facts.call_info(value)
+            if init is None or construction is None:
+                continue
+            for stored in init.assigns:  # (`self.model = model.to(self.args.device)` keeps it too)
+                target = stored.targets[0] if len(stored.targets) == 1 else ""
+                param = under_moves(stored.value) if stored.value is not None else None
+                if (target.startswith("self.") and target.count(".") == 1 and isinstance(param, cst.Name)
+                        and param.value in init.params
+                        and _model_named(self.flow.argument_for(init, param.value, construction)) == head):
+                    kept.add(a.targets[0] + target[4:] + model[len(head):])
+        return kept
+
     def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo, judge: "Evaluation") -> list[tuple]:
         """(facts, name, construction) for `predictor = Predictor(model, decoder)`, whose `__init__` keeps
         `self.model = model`: the name passed in for `self.model`, to be judged where the object was built
@@ -3042,11 +3099,24 @@ class Evaluation:
             and not isinstance(value.args[1].value, cst.SimpleString)
         )
 
-    def _taken_from_param(self, name: str, fn: FunctionInfo) -> bool:
+    def _taken_from_param(self, name: str, fn: FunctionInfo, depth: int = 0) -> bool:
         """`model = models[0]`, `mt_decoder = getattr(model, ...)`, `net = model.decoder`: a model (or part of
-        one) that arrived as a parameter, so the caller owns its mode, as for the parameter itself."""
+        one) that arrived as a parameter, so the caller owns its mode, as for the parameter itself. So is
+        the variable of a comprehension over one: `[model(**batch) for model in models]`, and over a list
+        made of one (`[hf.encoder(x) for hf in hf_models]` with `hf_models = [m.enc_dec for m in models]`)."""
+        walked = _comprehension_walk(fn, name)
+        if walked is not None:
+            return depth < 3 and (walked in fn.params and walked not in ("self", "cls") or self._taken_from_param(walked, fn, depth + 1))
         assign = self.flow.reaching_assignment(name, fn, 1 << 62)
         value = getattr(assign, "value", None)  # (None, or the marker of a name assigned differently by branch)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and depth < 3:
+            # `hf_models = [model.enc_dec.enc_dec for model in models]`: each element is part of a parameter's
+            inner = value.for_in
+            element = value.elt
+            while isinstance(element, (cst.Subscript, cst.Attribute)):
+                element = element.value
+            return (isinstance(element, cst.Name) and isinstance(inner.target, cst.Name) and element.value == inner.target.value
+                    and isinstance(inner.iter, cst.Name) and inner.iter.value in fn.params and inner.iter.value not in ("self", "cls"))
         while isinstance(value, (cst.Subscript, cst.Attribute)):
             value = value.value
         if isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and value.args:
@@ -3065,8 +3135,9 @@ class Evaluation:
         project = self.training.project
         if project is None or not model.startswith("self.") or model.count(".") != 1:
             return False
-        if any(a.targets == (model,) and not is_none(a.value) for m in cls.methods.values() for a in m.assigns):
-            return False
+        if any(a.targets == (model,) and not is_none(a.value) and not _moves_itself(a.value, model)
+               for m in cls.methods.values() for a in m.assigns):
+            return False  # (`def cuda(self): self.model = self.model.cuda()` moves what a subclass put there)
         filling = [
             (facts, sub) for facts, sub in project.subclasses_of(self.facts, cls)
             if any(model in a.targets for m in sub.methods.values() for a in m.assigns)
@@ -3213,6 +3284,7 @@ class Evaluation:
         inner = self._wrapped_attribute(fn, model)
         if inner is not None:  # `self.model_dp`, a DataParallel around `self.model`: one network, one mode
             names.add(inner)
+        names |= self._kept_by_objects(fn, model, before)
         walked = self._walked_containers(fn)
         for c in fn.calls:
             receiver = walked.get(id(c.node)) or c.receiver or _switched_item(c) or _moved_receiver(c)
@@ -3267,6 +3339,19 @@ class Evaluation:
         return _mode_on_every_path(events, use)
 
 
+# the functions whose model runs are being found (`Evaluation.model_runs`), across files
+_RUNS_BEING_FOUND: set = set()
+
+
+def _place_of(facts, fn: FunctionInfo) -> tuple:
+    """Where fn is written: the same function whichever parse of its file is asking (the linted file's
+    own, or the project index's, under a relative or a resolved path)."""
+    return _resolved(facts.path), fn.defined_at, fn.name
+
+
+@lru_cache(maxsize=4096)
+def _resolved(path: str) -> str:
+    return os.path.realpath(path)
 _SAMPLING_FLAG = re.compile(r"sampl|mc_|bayes", re.I)  # `if return_samples:`: draws in training mode on purpose
 _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
 
@@ -3275,6 +3360,35 @@ _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_
 _PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 # a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
 _TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
+def _moves_itself(value: cst.BaseExpression | None, attribute: str) -> bool:
+    """`self.model.cuda(device)`, `self.model.to(device)`: the attribute's own value, moved."""
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("cuda", "to", "cpu")
+            and dotted_name(value.func.value) == attribute)
+
+
+def _comprehension_walk(fn: FunctionInfo, name: str) -> str | None:
+    """The list a comprehension of fn walks with `name` as its variable (`models` for `[model(x) for model
+    in models]`, also through `enumerate(...)`), when `name` is no variable of fn itself."""
+    if fn.node is None or name in fn.params or name in fn.assigned_names():
+        return None
+    found: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn.node  # (not the comprehensions of nested functions)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            target, walked = node.target, node.iter
+            if isinstance(walked, cst.Call) and dotted_name(walked.func) == "enumerate" and walked.args and isinstance(target, cst.Tuple):
+                walked = walked.args[0].value
+                target = target.elements[-1].value if target.elements else target
+            if isinstance(target, cst.Name) and target.value == name and isinstance(walked, cst.Name):
+                found.append(walked.value)
+
+    fn.node.visit(_V())
+    return found[0] if len(set(found)) == 1 else None
 
 
 def _legacy_volatile_branch(call: CallInfo) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchdoctor.decorators import resolve_no_grad_decorators
-from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file
+from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file, target_names
 from torchdoctor.results import content_hash
 from torchdoctor.sources import read_source
 
@@ -126,7 +126,8 @@ class ProjectIndex:
         parts = module.split(".")
         root = self.root_for(importer)
         # (`import _init_paths` / `init_paths` put a `lib/` folder on sys.path: detectron-era repositories)
-        bases = [importer.parent, root, root / "src", importer.parent / "lib", root / "lib"]
+        # (and a `lib/` beside the script's folder: PubMedCLIP's `main/_init_paths.py` adds `../lib`)
+        bases = [importer.parent, root, root / "src", importer.parent / "lib", root / "lib", importer.parent.parent / "lib"]
         if importer.parent != root and root in importer.parent.parents:
             bases.append(importer.parent.parent)  # `eval/metrics.py` that puts its parent folder on sys.path
         for base in bases:
@@ -346,6 +347,27 @@ class ProjectIndex:
                 names.add(function_name)
             found.extend((other, c) for c in other.calls if c.dotted in names and _bound_where(c, scoped.get(c.dotted)))
         return found
+
+    def handed_on_elsewhere(self, facts: FileFacts, function_name: str) -> bool:
+        """Another file imports the top-level function and stores it as a value, uncalled: `self.eval_func =
+        evaluation` (a model class of vilmedic, whose validator calls it under no_grad through the model);
+        it runs where that value is called, which cannot be followed by name."""
+        if facts.path == "<string>":
+            return False
+        here = Path(facts.path).resolve()
+        module = here.parent.name if here.stem == "__init__" else here.stem
+        for path, text in self._project_texts(self.root_for(here)):
+            if path == here or module not in text or function_name not in text or is_test_file(str(path)):
+                continue
+            other = self.facts_for_path(path)
+            if other is None:
+                continue
+            for local, imported in other.all_imports:
+                if imported.name != function_name or not self._exports(path, imported.module, here, function_name):
+                    continue
+                if stored_as_value(other.module, local):
+                    return True
+        return False
 
     def _exports(self, importer: Path, module: str, here: Path, name: str) -> bool:
         """`module` (imported in `importer`) is `here`, or a package whose `__init__` re-exports `name`
@@ -595,6 +617,59 @@ _SYS_PATH_ENTRY = re.compile(r"""^[ \t]*sys\.path\.(?:insert\(\s*-?\d+\s*,|appen
 # Another package's model zoo (sota3d's `import torch3d.models as models`); the group is the package, which
 # counts only when it is not the project's own (mbrl-lib's `from mbrl.models import ...`)
 _MODEL_ZOO = re.compile(r"^\s*(?:import\s+([A-Za-z]\w*)\.models\b|from\s+([A-Za-z]\w*)(?:\.models\s+import|\s+import\s+models)\b)", re.M)
+
+
+def stored_as_value(module: cst.Module, name: str) -> bool:
+    """The module stores `name` itself, uncalled, in an attribute, a variable or a collection literal:
+    `self.eval_func = evaluation`, `EVALUATORS = {"cls": evaluation}`. (Handing it to a call, such as a
+    search engine's callback argument, is not storing it: where it runs is that call's business.)
+    Functions that bind a local of that name (`fpnd = _frechet(...); return fpnd` inside `def fpnd`) are
+    passed over."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return not _binds(node, name)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            value = node.value
+            parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple, cst.Set)) else [value]
+            if isinstance(value, cst.Dict):
+                parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+            found = found or any(isinstance(p, cst.Name) and p.value == name for p in parts)
+
+    module.visit(_V())
+    return found
+
+
+def _binds(function: cst.FunctionDef, name: str) -> bool:
+    """The function has a local or a parameter called `name`."""
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == name for p in every):
+        return True
+    bound = False
+
+    class _Targets(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal bound
+            bound = bound or name in target_names(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal bound
+            bound = bound or name in target_names(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal bound
+            bound = bound or name in target_names(node.target)
+
+    function.visit(_Targets())
+    return bound
 
 
 def _bound_where(call, scopes: list | None) -> bool:
