@@ -8,6 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchdoctor.decorators import is_no_grad_name
 from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
@@ -2625,8 +2626,13 @@ class _UseScan(cst.CSTVisitor):
             # `ind[1] = gt_labels` then only `pd_scores[ind[0], ind[1]]` (YOLOv6's assigner): filled with device
             # values and read only as an index. Filled, then handed back or mixed (`dec_outputs[t] = out` ...
             # `return dec_outputs`), it carries device results on the CPU: a tensor use like any other
+            # (under no_grad, filled and handed back is a score table: vilmedic's GREEN fills `final_scores[i] =
+            # score` on the host and returns it with its mean, for the caller to read)
             others = [k for k in kinds if k != "filled"]
-            kinds = others if others and all(k == "index" for k in others) else [k if k != "filled" else "tensor" for k in kinds]
+            if others and (all(k == "index" for k in others) or all(k == "return" for k in others) and self._made_without_grad(made)):
+                kinds = others
+            else:
+                kinds = [k if k != "filled" else "tensor" for k in kinds]
         # `scale_t[0]` of `torch.tensor([scale])`, `done[i][j]` of `torch.zeros(b, k)`: a 0-dim tensor
         dims = _dimensions(made) if made is not None else None
         kinds = ["index" if k.startswith("element") and dims is not None and int(k[7:]) >= dims else k for k in kinds]
@@ -2636,6 +2642,10 @@ class _UseScan(cst.CSTVisitor):
             return True
         # `causal = q_idx[:, None] >= kv_idx` is computed on the host, but `causal` may meet the device later
         return all(self._stays_on_host(result, {name}) for result in self._feeds.get(name, ()))
+
+    def _made_without_grad(self, made: cst.Call | None) -> bool:
+        info = next((c for c in self.fn.calls if c.node is made), None) if made is not None else None
+        return info is not None and any(is_no_grad_name(w) for w in info.context.withs)
 
     def _stays_on_host(self, name: str, seen: set[str]) -> bool:
         if name in seen or name in self.moved_names:
