@@ -410,12 +410,16 @@ def _against_the_length(test: cst.BaseExpression, counters: set) -> bool:
     )
 
 
+_PER_BATCH_HOOKS = frozenset({"training_step", "train_step", "train_batch", "optimize_parameters"})
+
+
 def _warm_up_loop(loop) -> bool:
     """A loop over `range(k)` with k at most 3 (torchgpipe's memory benchmarks step twice on one fixed
     input to measure the peak): a probe of speed or memory, whose gradients train nothing. Not one
     nested in another loop: SimSwap's `for interval in range(2):` alternates D and G steps every
-    training step."""
-    if loop.parent is not None:
+    training step; nor one in a per-batch hook: DGMR's `training_step` runs two discriminator steps per
+    generator step with `for _ in range(2):`."""
+    if loop.parent is not None or loop.function.name in _PER_BATCH_HOOKS:
         return False
     node = loop.node
     if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call) or dotted_name(node.iter.func) != "range":
