@@ -110,6 +110,8 @@ class MissingSetEpoch(Rule):
         (`for epoch ...: train_one_epoch(model, data_loader_train, ...)`)."""
         flow = ctx.dataflow
         for loop in ctx.facts.loops:
+            if _first_batch_only(loop):
+                continue  # `for item in dataloader_train: print(item[0].shape); break`: a peek at one batch
             if isinstance(loop.node, cst.For) and not _evaluates(ctx.evaluation, loop.function) and not _EVALUATION.search(loop.iter_name or ""):
                 # (`for batch in tqdm(valid_dataloader)` inside the epoch loop: evaluation order does not matter)
                 iterated = self._iterated_origins(flow, loop.node.iter, loop.function, loop.order)
@@ -440,6 +442,12 @@ def _rebuilt_over_fresh_data(facts, sampler: cst.Call, epoch_loop: LoopInfo) -> 
                     return True
             needed |= names_in(a.value)
     return False
+
+
+def _first_batch_only(loop: LoopInfo) -> bool:
+    """The loop's body ends every iteration with a bare `break`: it reads one batch, whatever the order."""
+    body = loop.node.body.body if isinstance(loop.node.body, cst.IndentedBlock) else ()
+    return any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in stmt.body) for stmt in body)
 
 
 def _is_false(arg) -> bool:
