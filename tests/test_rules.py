@@ -64,3 +64,11 @@ def test_every_rule_has_fixtures_beyond_its_examples():
     assert not missing, f"rules without bad fixtures: {missing}"
     missing = [r.code for r in RULES if not list((FIXTURES / "rules" / r.code).glob("good_*.py"))]
     assert not missing, f"rules without good fixtures: {missing}"
+
+
+def test_unwrapped_model_is_named_as_written():
+    """`model = model.module` rebinds the same network: the message says `model.eval()`, not an unwrap
+    chain expanded from the name's own alias."""
+    path = FIXTURES / "rules" / "TD005" / "bad_generate_after_unwrapping_ddp.py"
+    (finding,) = lint_text(path.read_text(), select=("TD005",))
+    assert "call `model.eval()` first" in finding.message

@@ -222,7 +222,7 @@ class Evaluation:
             # `self.G(noisy)`, switched with `self.G.train()`, is a network, and so is a seq2seq model's
             # `model.Encoder_LSTM(src)`, a submodule of a model)
             return False
-        if self._library_inference_wrapper(call) or self._foreign_runtime_model(call):
+        if self._library_inference_wrapper(call) or self._foreign_runtime_model(call) or _returns_numpy(call):
             return False
         if self._method_of_project_object(call):
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
@@ -1212,6 +1212,10 @@ class Evaluation:
         receiver, name = call.receiver, call.method
         if not receiver or receiver == "self" or not name or name.startswith("_") or name in _MODULE_API_METHODS:
             return None
+        if name == "generate":
+            # (CodeReviewer's `model.generate(...)` on a T5 subclass: Hugging Face's generate, under no_grad, is
+            # likelier than the UniXcoder `generate` of a sibling folder; the generate path judges it)
+            return None
         if not (self.is_model_name(receiver) and _PLAIN_MODEL_NAME.search(receiver.rsplit(".", 1)[-1])):
             return None
         project = self.training.project
@@ -1471,7 +1475,7 @@ class Evaluation:
             for part in parts:
                 if isinstance(part, (cst.BaseElement, cst.BaseDictElement)):
                     part = part.value  # `return model, optimizer` / `return {"model": model}`
-                name = dotted_name(part)
+                name = dotted_name(under_moves(part))  # (`model.eval(); return model.to(self.device)`: anomalib)
                 if name in evaled:
                     return True
                 if isinstance(part, cst.Call) and any(dotted_name(a.value) in evaled for a in part.args if a.keyword is None):
@@ -2407,6 +2411,8 @@ class Evaluation:
             return True
         if self._trained_later_in_loop(fn, model, call):
             return False
+        if self._object_keeps_in_eval(fn, model, call):
+            return True
         if fn.is_module:
             return False
         if depth > 3:
@@ -2781,6 +2787,20 @@ class Evaluation:
             if callee is not None and (_trains_by_name(callee.name) or self._updates_weights(callee)):
                 return False
         return True
+
+    def _object_keeps_in_eval(self, fn: FunctionInfo, model: str, call: CallInfo) -> bool:
+        """`inferencer = TorchInferencer(path=...)`, then `inferencer.predict(image)` runs `inferencer.model`:
+        the object's class leaves its model in eval mode (anomalib's `load_model` ends with `model.eval()`)
+        and no method of it trains the model."""
+        head, _, rest = model.partition(".")
+        if not rest or head in ("self", "cls"):
+            return False
+        inst = self.flow.instance_of(cst.Name(head), fn, call.context.order)
+        if inst is None or inst.cls is None or self.training.is_module_class(inst.facts, inst.cls):
+            return False
+        held = "self." + rest.split(".", 1)[0]
+        holders = _holders_of(inst.facts, inst.cls, held)
+        return not _trains_model(inst.cls, holders - {"self"}) and self._class_sets_eval(inst.facts, inst.cls, "self." + rest, None, 0)
 
     def _kept_by_objects(self, fn: FunctionInfo, model: str, before: int) -> set[str]:
         """`trainer = Trainer(args, model, criterion, optim)`, whose `__init__` keeps `self.model = model`:
@@ -3360,6 +3380,20 @@ _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_
 _PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 # a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
 _TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
+def _returns_numpy(call: CallInfo) -> bool:
+    """`torch.from_numpy(nncf_model(batch["image"])[0])`: what the callable returns is a NumPy array, so
+    it is another framework's compiled model (anomalib's OpenVINO `CompiledModel` in a quantization
+    check), with no mode and no autograd graph."""
+    for c in call.function.calls:
+        if c.qualname == "torch.from_numpy" and c.node.args:
+            arg = c.node.args[0].value
+            while isinstance(arg, cst.Subscript):
+                arg = arg.value
+            if arg is call.node:
+                return True
+    return False
 
 
 def _moves_itself(value: cst.BaseExpression | None, attribute: str) -> bool:

@@ -114,7 +114,8 @@ class TrainingFacts:
             for a in fn.assigns:
                 if a.augmented is None and len(a.targets) == 1 and "." not in a.targets[0]:
                     source = (dotted_name(a.value) or unwrapped_either_way(a.value)) if a.value is not None else None
-                    if source and source != a.targets[0] and source not in ("None", "True", "False"):
+                    # (`model = model.module`: the same network, unwrapped; no alias, or it would expand forever)
+                    if source and source.split(".", 1)[0] != a.targets[0] and source not in ("None", "True", "False"):
                         table[a.targets[0]] = source
             out[id(fn)] = table
         return out
