@@ -243,6 +243,10 @@ class ModeLayers:
                 )
             return self._unknown_constructor(q)
         name = dotted_name(node.func)
+        if name is not None and name.endswith((".from_pretrained", ".from_config")) and name.count(".") == 1:
+            # CodeT5's `model_class.from_pretrained(path)`, the class looked up in a table of Hugging Face
+            # classes by model type: a pretrained network may hold anything (not a tokenizer or a config)
+            return not re.search(r"token|config|processor|scheduler", name, re.I)
         if name is None or "." in name:
             return False  # method calls on tensors and submodules
         local = facts.resolve_callee(node.func, fn)
