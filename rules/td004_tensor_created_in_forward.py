@@ -236,7 +236,7 @@ class TensorCreatedInForward(Rule):
                 )
         target = uses.assigned_name(call.node)
         if target is not None and any(
-            c.context.order > call.context.order and (dotted_name(c.node.func) or "").rsplit(".", 1)[-1] in _INDEX_OPS
+            c.context.order > call.context.order and (dotted_name(c.node.func) or "").rsplit(".", 1)[-1].rstrip("_") in _INDEX_OPS
             and any(dotted_name(a.value) == target for a in c.node.args)
             for c in fn.calls
         ):  # `input_pos = torch.tensor(n - 1)` ... `cache_k.index_copy(2, input_pos, k)` (lit-llama's KV cache)
@@ -697,7 +697,7 @@ def _factory_name(call) -> str | None:
 
 def _is_index_op(ctx, user: cst.Call, fn: FunctionInfo) -> bool:
     """`torch.index_select(x, 1, idx)`, `x.gather(1, idx)`, or a module whose forward does that (`self.pool`)."""
-    name = (dotted_name(user.func) or "").rsplit(".", 1)[-1]
+    name = (dotted_name(user.func) or "").rsplit(".", 1)[-1].rstrip("_")  # (in place too: `index_copy_`)
     if name in _INDEX_OPS:
         return True
     info = ctx.facts.call_info(user)
