@@ -707,7 +707,8 @@ class Evaluation:
                 continue
             project_run = self._project_module_method(c)
             if project_run is not None:  # LIIF's `model.gen_feat(inp)` on a model built from a registry
-                runs.append(ModelRun(c, c.receiver, has_modes=False, grad_off_inside=project_run))
+                off, modes = project_run
+                runs.append(ModelRun(c, c.receiver, has_modes=modes, grad_off_inside=off))
                 continue
             known_run = self._known_module_method_run(c)
             if known_run is not None:  # pytorch-asr's `self.model.classifier(xs)`, which runs `self.encoder`
@@ -1203,12 +1204,12 @@ class Evaluation:
                 off = off and (not held or judge.all_grad_off(held))
         return ModelRun(call, func.value, has_modes=False, grad_off_inside=off)
 
-    def _project_module_method(self, call: CallInfo) -> bool | None:
+    def _project_module_method(self, call: CallInfo) -> tuple[bool, bool] | None:
         """`model.gen_feat(inp)` on a model whose class cannot be followed (LIIF builds it from a
         registry): when every method of that name in the project belongs to an nn.Module and runs the
-        layers it holds, the call runs the model. Whether those methods turn gradients off themselves,
-        or None when the call is no such run. (Judged for gradients only: the mode of a model met by
-        name says too little.)"""
+        layers it holds, the call runs the model. (whether those methods turn gradients off themselves,
+        whether every one of them runs a mode layer), or None when the call is no such run. (The mode
+        counts only when all agree: SVAMP's three `Seq2SeqModel.greedy_decode`, each over Dropout.)"""
         receiver, name = call.receiver, call.method
         if not receiver or receiver == "self" or not name or name.startswith("_") or name in _MODULE_API_METHODS:
             return None
@@ -1226,7 +1227,7 @@ class Evaluation:
         found = [(facts, m) for facts, m in project.methods_named(self.facts, name) if not _abstract_method(facts, m)]
         if not found:
             return None
-        offs = set()
+        offs, modes = set(), True
         for facts, method in found:
             if method.cls is None or not self.training.is_module_class(facts, method.cls):
                 return None
@@ -1234,8 +1235,9 @@ class Evaluation:
             if not judge.held_model_runs(method) and not _runs_itself(method):
                 return None
             offs.add(judge._delegates_grad_off(facts, method.cls, method))
+            modes = modes and not _sets_own_eval(method) and self.modes.method_has_modes(facts, method.cls, method)
         # (one detector's `get_test_predict` under no_grad, another's not: which one runs is not known here)
-        return offs.pop() if len(offs) == 1 else None
+        return (offs.pop(), modes) if len(offs) == 1 else None
 
     # methods whose held runs are being worked out, across files: mbrl-lib's ensemble members call each
     # other's methods by name, and the question would otherwise come back to itself without end
@@ -2819,13 +2821,9 @@ class Evaluation:
             construction = self.facts.call_info(value)
             if init is None or construction is None:
                 continue
-            for stored in init.assigns:  # (`self.model = model.to(self.args.device)` keeps it too)
-                target = stored.targets[0] if len(stored.targets) == 1 else ""
-                param = under_moves(stored.value) if stored.value is not None else None
-                if (target.startswith("self.") and target.count(".") == 1 and isinstance(param, cst.Name)
-                        and param.value in init.params
-                        and _model_named(self.flow.argument_for(init, param.value, construction)) == head):
-                    kept.add(a.targets[0] + target[4:] + model[len(head):])
+            for attribute, param in _params_kept_on_self(init).items():
+                if _model_named(self.flow.argument_for(init, param, construction)) == head:
+                    kept.add(a.targets[0] + attribute[4:] + model[len(head):])
         return kept
 
     def _stored_by_constructor(self, fn: FunctionInfo, model: str, site: CallInfo, judge: "Evaluation") -> list[tuple]:
@@ -2834,8 +2832,8 @@ class Evaluation:
         (in the caller's caller when the object is handed down as a parameter)."""
         init = fn.cls.methods.get("__init__") if fn.cls is not None else None
         attr = ".".join(model.split(".")[:2])
-        stored = next((a.value for a in init.assigns if a.targets == (attr,) and isinstance(a.value, cst.Name)), None) if init else None
-        if stored is None or stored.value not in init.params:
+        param = _params_kept_on_self(init).get(attr) if init is not None else None
+        if param is None:
             return []
         found = []
         for origin in judge.flow.origins(site.node.func.value, site.function, site.context.order):  # (in the site's file)
@@ -2847,7 +2845,7 @@ class Evaluation:
                           and "classmethod" in construction.function.decorators)
             if construction is None or built != fn.cls.name and not by_factory:
                 continue
-            name = _model_named(self.flow.flow_of(origin).argument_for(init, stored.value, construction))
+            name = _model_named(self.flow.flow_of(origin).argument_for(init, param, construction))
             if name:
                 found.append((origin.facts, name + model[len(attr):], construction))
         return found
@@ -3380,6 +3378,17 @@ _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_
 _PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 # a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
 _TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
+def _params_kept_on_self(init: FunctionInfo) -> dict[str, str]:
+    """`self.model = model` (or `model.to(self.args.device)`) in `__init__`: attribute -> the parameter it keeps."""
+    kept = {}
+    for a in init.assigns:
+        target = a.targets[0] if len(a.targets) == 1 else ""
+        param = under_moves(a.value) if a.value is not None else None
+        if target.startswith("self.") and target.count(".") == 1 and isinstance(param, cst.Name) and param.value in init.params:
+            kept[target] = param.value
+    return kept
 
 
 def _returns_numpy(call: CallInfo) -> bool:
