@@ -66,13 +66,13 @@ _PARAMETER_FREE = re.compile(
     r"Hardswish|Hardsigmoid|Softsign|Tanhshrink|CosineSimilarity|PairwiseDistance)$"
 )
 _RUN_METHOD = re.compile(  # (also private: an agent's `_act(state, eps)`, a wrapper's `_forward(x)`)
-    r"_*((\w+_)?forward\w*|encode\w*|decode\w*|beam_search\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
+    r"_*((\w+_)?forward\w*|encode\w*|(greedy_|beam_)?decode\w*|beam_search\w*|translate|sample|predict\w*|(\w+_)?(infer|inference)|embed\w*|extract_feat\w*|render|"
     r"features|get_\w*(features|embeddings?)|detect|reconstruct|classify|transcribe|recognize|denoise|synthesize|test|act|get_actions?|select_actions?|log_prob\w*|"
     r"reverse|"  # a normalizing flow's generative direction (MoFlow's `self.model.reverse(z)`)
     r"compute_loss(es)?|calc(ulate)?_loss|"  # GG-CNN's `net.compute_loss(x, y)`: the model's own forward and loss
     r"(eval|evaluation|validation|test)_step)$"
 )
-_NAMED_RUN_METHOD = re.compile(r"(compute_loss(es)?|calc(ulate)?_loss|(\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
+_NAMED_RUN_METHOD = re.compile(r"(compute_loss(es)?|calc(ulate)?_loss|(\w+_)?forward\w*|predict_(?!proba$|log_proba$|joint_log_proba$)\w+|get_\w*embeddings?|render|encode\w*|(greedy_|beam_)?decode\w*|translate|(\w+_)?(infer|inference)|extract_feat\w*|embed\w*|reconstruct|recognize|test|act|get_actions?|select_actions?|(eval|evaluation|validation|test)_step)$")
 _SETTER = re.compile(r"_*(set_(?!forward$)|(reset|enable|disable|toggle|register)_)")  # (few-shot `set_forward(x)` runs)
 _DROPOUT_DECLARED = ("torch_geometric.nn.", "diffusers.")  # libraries whose models say their dropout in arguments
 _ADAPTING_METHOD = re.compile(r"(^|_)(adapt\w*|finetune|fine_tune|fit|train\w*)(_|$)")
