@@ -62,6 +62,7 @@ class EvalWithoutNoGrad(Rule):
         evaluation = ctx.evaluation
         if any(c.method == "backward" for c in ctx.facts.calls):
             yield from self._predictions_after_training(ctx)
+            yield from self._shared_runner_called_to_evaluate(ctx)
         switches_modes = any(c.method == "eval" for c in ctx.facts.calls)
         for eval_pass in evaluation.passes:
             if eval_pass.by_name and eval_pass.needs_grad:
@@ -166,6 +167,35 @@ class EvalWithoutNoGrad(Rule):
         return False
 
     @staticmethod
+    def _shared_runner_called_to_evaluate(ctx):
+        """`def run(epoch, loader, partition)` trains only under `if partition == "train":` and evaluates
+        otherwise; a call of this file that rules the training branches out (`run(0, loaders["test"],
+        partition="test")`) without no_grad runs the model on every batch with gradients on, for nothing
+        (LorentzNet's test, whose `with torch.no_grad():` was written for the validation call only)."""
+        if is_test_module(ctx.facts):
+            return
+        evaluation, training, flow = ctx.evaluation, ctx.training, ctx.dataflow
+        for fn in ctx.facts.functions:
+            if fn.is_module or fn.parent is None or any(is_no_grad_name(d) for d in fn.decorators):
+                continue
+            updates = [c for c in fn.calls if (training.event_of(c) or ("",))[0] in ("backward", "step")]
+            if not updates or not all(c.context.branches and c.context.loops for c in updates):
+                continue  # (a function that trains on every call is no evaluation, whatever it is handed)
+            runs = [c for c in fn.calls if c.context.loops and evaluation.is_model_call(c)
+                    and not c.context.branches and not _grad_set_around(c)]
+            if not runs or any(_grad_set_around(c) for c in updates):
+                continue
+            for site in flow.call_sites(fn):
+                if not all(flow.guard_rules_out(c, flow, site) for c in updates) or evaluation.grad_disabled_at(site):
+                    continue
+                yield ctx.report(
+                    site.node,
+                    f"'{fn.name}' runs '{runs[0].dotted}' on every batch with gradients enabled here, though this call "
+                    "skips its backward and step: each batch builds an autograd graph nobody uses; wrap the call "
+                    "in `torch.no_grad()`",
+                )
+
+    @staticmethod
     def _predictions_beside_an_attack(ctx, eval_pass):
         """An adversarial evaluation needs gradients for its attack, not for the clean and adversarial
         predictions it scores: `clean_outputs = model(**inputs)` that feeds no backward, taken per batch
@@ -184,6 +214,14 @@ class EvalWithoutNoGrad(Rule):
                 "every batch builds an autograd graph beside the attack's; wrap the prediction in `torch.no_grad()`",
             )
             return
+
+
+def _grad_set_around(call) -> bool:
+    """The call sits in `with torch.no_grad():` or `with torch.set_grad_enabled(...)`, or follows a
+    `torch.set_grad_enabled(...)` in its function: gradients are chosen there."""
+    if any(is_no_grad_name(w) or (w or "").endswith("set_grad_enabled") for w in call.context.withs):
+        return True
+    return any((c.qualname or "").endswith("set_grad_enabled") and c.context.order < call.context.order for c in call.function.calls)
 
 
 def _calls_feeding_gradients(fn) -> set[int]:
