@@ -445,7 +445,7 @@ def _rebuilt_over_fresh_data(facts, sampler: cst.Call, epoch_loop: LoopInfo) -> 
 
 
 def _first_batch_only(loop: LoopInfo) -> bool:
-    """The loop's body ends every iteration with a bare `break`: it reads one batch, whatever the order."""
+    """A bare `break` at the top level of the loop's body: it reads at most one batch, whatever the order."""
     body = loop.node.body.body if isinstance(loop.node.body, cst.IndentedBlock) else ()
     return any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in stmt.body) for stmt in body)
 

@@ -183,6 +183,7 @@ class Evaluation:
         self._module_like: dict[int, bool] = {}  # id(class) -> whether it is an nn.Module, by its bases or layers
         self._first_eval: dict[int, dict[str, int]] = {}  # id(function) -> receiver -> order of its first `.eval()`
         self._handed_on: dict[int, bool] = {}  # id(function) -> whether some file uses it as a value, uncalled
+        self._read_from_numpy: dict[int, set[int]] = {}  # id(function) -> ids of the calls `torch.from_numpy` reads
 
     # -- models ----------------------------------------------------------------
     def is_model_name(self, name: str | None) -> bool:
@@ -222,7 +223,7 @@ class Evaluation:
             # `self.G(noisy)`, switched with `self.G.train()`, is a network, and so is a seq2seq model's
             # `model.Encoder_LSTM(src)`, a submodule of a model)
             return False
-        if self._library_inference_wrapper(call) or self._foreign_runtime_model(call) or _returns_numpy(call):
+        if self._library_inference_wrapper(call) or self._foreign_runtime_model(call) or self._returns_numpy(call):
             return False
         if self._method_of_project_object(call):
             return False  # `val.eval_model(pred, model, loader)` on `val = Evaler(...)`: a method, not a model
@@ -298,6 +299,22 @@ class Evaluation:
             return True  # `pipeline("automatic-speech-recognition", model=...)`: eval mode and no_grad inside
         return (bool(_INFERENCE_MODULE.search(q.rsplit(".", 1)[0])) and not q.startswith("torch.") and q.count(".") >= 2
                 and lookup_class(self.training.project, self.facts, dotted_name(value.func)) is None)
+
+    def _returns_numpy(self, call: CallInfo) -> bool:
+        """`torch.from_numpy(nncf_model(batch["image"])[0])`: what the callable returns is a NumPy array, so
+        it is another framework's compiled model (anomalib's OpenVINO `CompiledModel` in a quantization
+        check), with no mode and no autograd graph. The calls read so are found once per function."""
+        fn = call.function
+        if id(fn) not in self._read_from_numpy:
+            read = set()
+            for c in fn.calls:
+                if c.qualname == "torch.from_numpy" and c.node.args:
+                    arg = c.node.args[0].value
+                    while isinstance(arg, cst.Subscript):
+                        arg = arg.value
+                    read.add(id(arg))
+            self._read_from_numpy[id(fn)] = read
+        return id(call.node) in self._read_from_numpy[id(fn)]
 
     def _foreign_runtime_model(self, call: CallInfo) -> bool:
         """`self.model = core.compile_model(...)` on `core = openvino.Core()`, an `onnxruntime` session, a
@@ -2318,7 +2335,7 @@ class Evaluation:
             return False
         if id(fn) not in self._handed_on:
             project = self.training.project
-            self._handed_on[id(fn)] = stored_as_value(self.facts.module, fn.name) or (
+            self._handed_on[id(fn)] = stored_as_value(self.facts, fn.name) or (
                 project is not None and project.handed_on_elsewhere(self.facts, fn.name)
             )
         return self._handed_on[id(fn)]
@@ -3370,6 +3387,8 @@ def _place_of(facts, fn: FunctionInfo) -> tuple:
 @lru_cache(maxsize=4096)
 def _resolved(path: str) -> str:
     return os.path.realpath(path)
+
+
 _SAMPLING_FLAG = re.compile(r"sampl|mc_|bayes", re.I)  # `if return_samples:`: draws in training mode on purpose
 _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_VERSION)$")
 
@@ -3389,20 +3408,6 @@ def _params_kept_on_self(init: FunctionInfo) -> dict[str, str]:
         if target.startswith("self.") and target.count(".") == 1 and isinstance(param, cst.Name) and param.value in init.params:
             kept[target] = param.value
     return kept
-
-
-def _returns_numpy(call: CallInfo) -> bool:
-    """`torch.from_numpy(nncf_model(batch["image"])[0])`: what the callable returns is a NumPy array, so
-    it is another framework's compiled model (anomalib's OpenVINO `CompiledModel` in a quantization
-    check), with no mode and no autograd graph."""
-    for c in call.function.calls:
-        if c.qualname == "torch.from_numpy" and c.node.args:
-            arg = c.node.args[0].value
-            while isinstance(arg, cst.Subscript):
-                arg = arg.value
-            if arg is call.node:
-                return True
-    return False
 
 
 def _moves_itself(value: cst.BaseExpression | None, attribute: str) -> bool:

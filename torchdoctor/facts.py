@@ -655,7 +655,7 @@ class _FactsVisitor:
         loop = LoopInfo(node, function, stack[-1] if stack else None, self.order)
         loop.condition_depth = len(self.conditions[-1])
         if isinstance(node, cst.For):
-            loop.targets = tuple(sorted(target_names(node.target)))
+            loop.targets = tuple(sorted(_target_names(node.target)))
             loop.iter_name = dotted_name(unwrap_iter(node.iter))
             wrapped = _progress_wrapped(loop.iter_name, function)
             if wrapped is not None:  # `lp = self.log_progress("valid", loader, ...)`, then `for batch in lp`
@@ -760,14 +760,14 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return out
 
 
-def target_names(node: cst.CSTNode) -> set[str]:
+def _target_names(node: cst.CSTNode) -> set[str]:
     """The names a target binds: `x`, and each of `x, (y, z)`."""
     if isinstance(node, cst.Name):
         return {node.value}
     if isinstance(node, (cst.Tuple, cst.List)):
         out: set[str] = set()
         for el in node.elements:
-            out |= target_names(el.value)
+            out |= _target_names(el.value)
         return out
     return set()
 

@@ -19,6 +19,7 @@ from torchdoctor.project import lookup_class
 
 # PyG models whose only mode-dependent parts are a `dropout=`/`norm=` they are given
 PYG_BASIC_GNNS = frozenset({"GCN", "GraphSAGE", "GIN", "GAT", "PNA", "EdgeCNN", "LightGCN", "Node2Vec", "MetaPath2Vec"})
+_PRETRAINED_HELPER = re.compile(r"token|config|processor|scheduler", re.I)  # `tokenizer_class.from_pretrained(...)`
 _HELPER_OBJECT = re.compile(r"(Transform|Transforms|Coder|Matcher|Sampler|Tokenizer|Scheduler|Meter|Logger|Config|Processor)$")
 _MODE_LAYERS = {
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
@@ -246,7 +247,7 @@ class ModeLayers:
         if name is not None and name.endswith((".from_pretrained", ".from_config")) and name.count(".") == 1:
             # CodeT5's `model_class.from_pretrained(path)`, the class looked up in a table of Hugging Face
             # classes by model type: a pretrained network may hold anything (not a tokenizer or a config)
-            return not re.search(r"token|config|processor|scheduler", name, re.I)
+            return not _PRETRAINED_HELPER.search(name)
         if name is None or "." in name:
             return False  # method calls on tensors and submodules
         local = facts.resolve_callee(node.func, fn)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchdoctor.decorators import resolve_no_grad_decorators
-from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file, target_names
+from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file
 from torchdoctor.results import content_hash
 from torchdoctor.sources import read_source
 
@@ -365,7 +365,7 @@ class ProjectIndex:
             for local, imported in other.all_imports:
                 if imported.name != function_name or not self._exports(path, imported.module, here, function_name):
                     continue
-                if stored_as_value(other.module, local):
+                if stored_as_value(other, local):
                     return True
         return False
 
@@ -619,57 +619,31 @@ _SYS_PATH_ENTRY = re.compile(r"""^[ \t]*sys\.path\.(?:insert\(\s*-?\d+\s*,|appen
 _MODEL_ZOO = re.compile(r"^\s*(?:import\s+([A-Za-z]\w*)\.models\b|from\s+([A-Za-z]\w*)(?:\.models\s+import|\s+import\s+models)\b)", re.M)
 
 
-def stored_as_value(module: cst.Module, name: str) -> bool:
-    """The module stores `name` itself, uncalled, in an attribute, a variable or a collection literal:
+def stored_as_value(facts: FileFacts, name: str) -> bool:
+    """The file stores `name` itself, uncalled, in an attribute, a variable or a collection literal:
     `self.eval_func = evaluation`, `EVALUATORS = {"cls": evaluation}`. (Handing it to a call, such as a
     search engine's callback argument, is not storing it: where it runs is that call's business.)
-    Functions that bind a local of that name (`fpnd = _frechet(...); return fpnd` inside `def fpnd`) are
-    passed over."""
-    found = False
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return not _binds(node, name)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal found
-            value = node.value
-            parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple, cst.Set)) else [value]
-            if isinstance(value, cst.Dict):
-                parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
-            found = found or any(isinstance(p, cst.Name) and p.value == name for p in parts)
-
-    module.visit(_V())
-    return found
+    Assignments inside a function that binds a local of that name (`fpnd = _frechet(...); return fpnd`
+    inside `def fpnd`), or inside one nested in it, are passed over."""
+    for a in facts.assigns:
+        value = a.value
+        if not isinstance(a.node, cst.Assign) or value is None:
+            continue
+        parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple, cst.Set)) else [value]
+        if isinstance(value, cst.Dict):
+            parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        if any(isinstance(p, cst.Name) and p.value == name for p in parts) and not _bound_locally(a.function, name):
+            return True
+    return False
 
 
-def _binds(function: cst.FunctionDef, name: str) -> bool:
-    """The function has a local or a parameter called `name`."""
-    params = function.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    if any(p.name.value == name for p in every):
-        return True
-    bound = False
-
-    class _Targets(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            nonlocal bound
-            bound = bound or name in target_names(node.target)
-
-        def visit_For(self, node: cst.For) -> None:
-            nonlocal bound
-            bound = bound or name in target_names(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            nonlocal bound
-            bound = bound or name in target_names(node.target)
-
-    function.visit(_Targets())
-    return bound
+def _bound_locally(fn: FunctionInfo, name: str) -> bool:
+    """`name` is a parameter or a local of fn or of a function around it (not the module's own)."""
+    while fn is not None and not fn.is_module:
+        if name in fn.params or name in fn.assigned_names() or any(name in loop.targets for loop in fn.loops):
+            return True
+        fn = fn.parent
+    return False
 
 
 def _bound_where(call, scopes: list | None) -> bool:
