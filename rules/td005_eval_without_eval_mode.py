@@ -114,6 +114,16 @@ class EvalWithoutEvalMode(Rule):
                         f"switch it to eval after that call",
                     )
                     continue
+                left = evaluation.networks_left_training(call) if call.receiver == run.model else None
+                if left:  # a plain object has no `.eval()`: name the networks it runs
+                    nets = [f"{model}.{net[5:]}" for net in left if net.startswith("self.")] or [model]
+                    yield ctx.report(
+                        call.node,
+                        f"'{run.model}' runs {', '.join(f'{n!r}' for n in nets)} in {where} in training mode: its "
+                        f"class never switches {'it' if len(nets) == 1 else 'them'} to eval, so Dropout, BatchNorm and "
+                        f"spectral norm act as in training; call `{nets[0]}.eval()` first",
+                    )
+                    continue
                 yield ctx.report(
                     call.node,
                     f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "

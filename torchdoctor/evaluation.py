@@ -25,7 +25,7 @@ from torchdoctor.facts import (
     within,
 )
 from torchdoctor.mode_layers import ModeLayers, constructions_of
-from torchdoctor.project import lookup_class, stored_as_value
+from torchdoctor.project import lookup_class, method_and_file, stored_as_value
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
@@ -112,6 +112,8 @@ LIGHTNING_HOOKS = {
 }
 # A Lightning Callback's evaluation hooks: the evaluation loop calls them after switching the module to
 # eval mode and inside its no_grad (or inference_mode) context, before switching back.
+_MODULE_REGISTRATION = frozenset({"register_buffer", "register_parameter", "register_module"})
+_MIXIN_BASES = frozenset({"abc.ABC", "ABC", "object", "typing.Generic"})  # bases that add no framework
 _LIGHTNING_CALLBACK_HOOKS = re.compile(r"^on_(validation|test|predict)(_epoch|_batch)?_(start|end)$")
 # (`pbar`: a progress bar over the batches; `os.listdir(...)`, `glob(...)`: one input file per iteration)
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress|listdir|glob|scandir", re.I)
@@ -533,9 +535,9 @@ class Evaluation:
         """A Lightning-style hook that nothing in its file calls: the framework runs it, under no_grad
         and in eval mode. `nnUNetTrainer.run_training` calls its own `self.validation_step(batch)`,
         which is then judged like any other code."""
-        if hook.cls is None or self.flow.call_sites(hook):
-            return False
-        if hook.cls.bases and all(b == "torch.nn.Module" for b in hook.cls.bases):
+        if hook.cls is None or "staticmethod" in hook.decorators or self.flow.call_sites(hook):
+            return False  # (Lightning calls its hooks with self: HAKE's static `KGEModel.test_step(model, ...)` is none)
+        if hook.cls.bases and all(b == "torch.nn.Module" or b in _MIXIN_BASES for b in hook.cls.bases):
             return False  # USAD's `class UsadModel(nn.Module)` with a `validation_step` its own loop calls
         # (im2scene's `BaseTrainer.evaluate()` calls `self.eval_step()` in another file of the project:
         # the project's own loop runs it, not a framework)
@@ -677,7 +679,7 @@ class Evaluation:
                 runs.append(handed)
                 continue
             if self.is_model_call(c):
-                runs.append(ModelRun(c, c.dotted))
+                runs.append(ModelRun(c, c.dotted, grad_off_inside=self._grad_off_in_chosen_branch(c, "forward")))
                 continue
             if c.dotted in ("self", "self.forward") and self._module_trains_itself(fn):
                 runs.append(ModelRun(c, "self"))  # a Keras-style module's own `evaluate`: it sets its own mode
@@ -708,6 +710,7 @@ class Evaluation:
                     off = (
                         bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
                         or self._grad_off_in_every_method_named(c.method)
+                        or self._grad_off_in_chosen_branch(c, c.method)
                         or inst is None and c.method == "inference" and not self._defined_in_project("inference")
                     )
                 # (a plain wrapper object has no `.eval()`: its networks' modes are its own business)
@@ -1333,6 +1336,30 @@ class Evaluation:
             return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
         return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
 
+    def _grad_off_in_chosen_branch(self, call: CallInfo, name: str | None) -> bool:
+        """`model(data, mode='inference')`: the branch of the model's `forward` (method `name`) that the
+        string handed in picks runs under no_grad. For a model of unknown class (PC-AVS builds it by
+        name), every method of that name in the project that takes `mode` must do so."""
+        chosen = {a.keyword.value: a.value.evaluated_value for a in call.node.args
+                  if a.keyword is not None and isinstance(a.value, cst.SimpleString)}
+        project = self.training.project
+        if not chosen or not name:
+            return False
+        func = call.node.func  # (`model.forward(...)` or `model.infer(...)`: the model is left of the method; `model(...)`)
+        model = func.value if isinstance(func, cst.Attribute) and func.attr.value == name else func
+        inst = self.flow.instance_of(model, call.function, call.context.order)
+        if inst is not None and inst.cls is not None:
+            own = self._method_and_file(inst.facts, inst.cls, name)
+            methods = [own[1]] if own is not None else []
+        elif project is not None:
+            methods = [m for _, m in project.methods_named(self.facts, name)]
+        else:
+            return False
+        # (only a method with such a branch can be the one called: a loss's `forward(..., mode='max')` is not)
+        verdicts = [_branch_without_grad(m, key, chosen[key]) for m in methods for key in chosen if key in m.params]
+        verdicts = [v for v in verdicts if v is not None]
+        return bool(verdicts) and all(verdicts)
+
     def _defined_in_project(self, name: str) -> bool:
         """Some class of this file, or of a module or package this file imports, defines a method `name`
         (LibContinual's trainer imports `core.model`, whose models each define `inference(batch)`, run
@@ -1355,17 +1382,9 @@ class Evaluation:
         found = self._method_and_file(facts, cls, name)
         return found[1] if found is not None else None
 
-    def _method_and_file(self, facts, cls, name: str, depth: int = 0) -> tuple | None:
+    def _method_and_file(self, facts, cls, name: str) -> tuple | None:
         """(facts, method): the method as `_method_of` finds it, with the file it is written in."""
-        if name in cls.methods:
-            return facts, cls.methods[name]
-        for written in cls.written_bases:
-            found = lookup_class(self.training.project, facts, written) if depth < 4 else None
-            if found is not None and found[1] is not cls:
-                method = self._method_and_file(found[0], found[1], name, depth + 1)
-                if method is not None:
-                    return method
-        return None
+        return method_and_file(self.training.project, facts, cls, name)
 
     def _inherited_method(self, call: CallInfo) -> bool:
         """`self.run_model(x)` where `run_model` is a method of a base class in another file of the project
@@ -2482,6 +2501,8 @@ class Evaluation:
             based = [(j, site) for j, site in self.sites_anywhere(fn, through_bases=True) if site.receiver == "self"]
             if any(self._override_trains_first(fn.cls, model, judge, site) for judge, site in based):
                 return False
+            if any(judge._last_mode(site.function, model, site.context.order) == "train" for judge, site in based):
+                return False  # (BrainNetworkTransformer's `Train.train()`: `train_per_epoch` leaves it training first)
             if based:
                 # (or the subclass is handed its model, and every construction of it hands one in eval mode,
                 # or none is in sight: pytorch-ood's detectors, run by the base class's `__call__`)
@@ -2811,6 +2832,8 @@ class Evaluation:
         """`inferencer = TorchInferencer(path=...)`, then `inferencer.predict(image)` runs `inferencer.model`:
         the object's class leaves its model in eval mode (anomalib's `load_model` ends with `model.eval()`)
         and no method of it trains the model."""
+        if call.receiver == model and isinstance(call.node.func, cst.Attribute):
+            return self._wrapper_keeps_in_eval(fn, call)
         head, _, rest = model.partition(".")
         if not rest or head in ("self", "cls"):
             return False
@@ -2820,6 +2843,26 @@ class Evaluation:
         held = "self." + rest.split(".", 1)[0]
         holders = _holders_of(inst.facts, inst.cls, held)
         return not _trains_model(inst.cls, holders - {"self"}) and self._class_sets_eval(inst.facts, inst.cls, "self." + rest, None, 0)
+
+    def _wrapper_keeps_in_eval(self, fn: FunctionInfo, call: CallInfo) -> bool:
+        """`self.audio_to_coeff.generate(batch, ...)` of a plain object (SadTalker's `Audio2Coeff`) whose
+        `__init__` loads each network the method runs in eval mode, and which trains none of them."""
+        left = self.networks_left_training(call)
+        return left is not None and not left
+
+    def networks_left_training(self, call: CallInfo) -> list[str] | None:
+        """For `helper.generate(...)` on a plain object whose method runs networks it holds: those of them
+        (`self.expression_net`) its class neither leaves in eval mode nor trains; None for any other call."""
+        if not isinstance(call.node.func, cst.Attribute):
+            return None
+        inst = self.flow.instance_of(call.node.func.value, call.function, call.context.order)
+        runs = self.wrapper_runs(inst, call.method)
+        if not runs:
+            return None
+        return [model for model in dict.fromkeys(r.model for r in runs) if not (
+            model.startswith("self.") and not _trains_model(inst.cls, _holders_of(inst.facts, inst.cls, model) - {"self"})
+            and self._class_sets_eval(inst.facts, inst.cls, model, None, 0)
+        )]
 
     def _kept_by_objects(self, fn: FunctionInfo, model: str, before: int) -> set[str]:
         """`trainer = Trainer(args, model, criterion, optim)`, whose `__init__` keeps `self.model = model`:
@@ -3643,14 +3686,49 @@ def _weights_loaded(fn: FunctionInfo, model: str) -> bool:
     return any(c.method == "load" or c.receiver == model and c.method in ("load_state_dict", "load_weights") for c in fn.calls)
 
 
+def _branch_without_grad(method: FunctionInfo, param: str, value: str) -> bool | None:
+    """The method's `if <param> == '<value>':` branch turns gradients off, and calls nothing of its own
+    object outside no_grad; None when the method has no such branch."""
+    found = []
+
+    class _Branches(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            test = node.test
+            if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == param
+                    and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)
+                    and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+                    and test.comparisons[0].comparator.evaluated_value == value):
+                found.append(node.body)
+
+    if method.node is None:
+        return None
+    method.node.visit(_Branches())
+    if len(found) != 1:
+        return None if not found else False
+    inside = set()
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            inside.add(id(node))
+
+    found[0].visit(_Calls())
+    calls = [c for c in method.calls if id(c.node) in inside]
+    off = [any(is_no_grad_name(w) for w in c.context.withs) for c in calls]
+    return any(off) and all(
+        grad_off for c, grad_off in zip(calls, off) if (c.dotted or "").startswith("self.") or c.receiver == "self"
+    )
+
+
 def _keeps_torch_layers(facts, cls) -> bool:
-    """`__init__` stores a torch.nn layer on self: `self.embed = torch.nn.Sequential(...)`."""
+    """`__init__` stores a torch.nn layer on self (`self.embed = torch.nn.Sequential(...)`), or some
+    method registers a buffer or parameter, which only an nn.Module can (NBFNet's torchdrug tasks:
+    `self.register_buffer("fact_graph", dataset.graph)` in `preprocess`)."""
     init = cls.methods.get("__init__")
     return init is not None and any(
         len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)
         and bool(_TORCH_LAYER.match(facts.qualify(a.value.func) or ""))
         for a in init.assigns
-    )
+    ) or any(c.receiver == "self" and c.method in _MODULE_REGISTRATION for m in cls.methods.values() for c in m.calls)
 
 
 def _runs_own_layers_with_grad(cls, method: FunctionInfo) -> bool:
@@ -4255,8 +4333,14 @@ def _switches_itself(cls) -> bool:
     steps or backpropagates (ECAPA-TDNN's `ECAPAModel.train_network`, SEGAN's `train(opts, dloader, ...)`).
     Its evaluation methods are passes like a trainer's."""
     return _trains_after_switching(cls, lambda receiver, method: (
-        receiver == "self" or (receiver or "").startswith("self.") or receiver in method.params[1:]
+        receiver == "self" or (receiver or "").startswith("self.") or receiver in _handed_in(method)
     ))
+
+
+def _handed_in(method) -> list[str]:
+    """The parameters a method is handed: all of a staticmethod's (RotatE's `KGEModel.train_step(model,
+    optimizer, ...)`), the rest after `self` or `cls` otherwise."""
+    return list(method.params) if "staticmethod" in method.decorators else list(method.params[1:])
 
 
 def _trains_by_name(name: str) -> bool:

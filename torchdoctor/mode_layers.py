@@ -244,6 +244,8 @@ class ModeLayers:
                 )
             return self._unknown_constructor(q)
         name = dotted_name(node.func)
+        if isinstance(node.func, cst.Call) and dotted_name(node.func.func) == "eval" and fn is not None and fn.name == "__init__":
+            return True  # BBN's `self.backbone = eval(cfg.BACKBONE.TYPE)(cfg, ...)`: whichever class the config names
         if name is not None and name.endswith((".from_pretrained", ".from_config")) and name.count(".") == 1:
             # CodeT5's `model_class.from_pretrained(path)`, the class looked up in a table of Hugging Face
             # classes by model type: a pretrained network may hold anything (not a tokenizer or a config)

@@ -691,3 +691,18 @@ def lookup_class(project: "ProjectIndex | None", facts: FileFacts, name: str | N
     if project is not None:
         return project.find_class(facts, name)
     return (facts, facts.classes[name]) if name in facts.classes else None
+
+
+def method_and_file(project: "ProjectIndex | None", facts: FileFacts, cls: ClassInfo, name: str,
+                    depth: int = 0) -> tuple[FileFacts, FunctionInfo] | None:
+    """(facts, method): a method of a class or of its base classes, with the file it is written in
+    (this one, or another of the project)."""
+    if name in cls.methods:
+        return facts, cls.methods[name]
+    for written in cls.written_bases if depth < 4 else ():
+        found = lookup_class(project, facts, written)
+        if found is not None and found[1] is not cls:
+            method = method_and_file(project, found[0], found[1], name, depth + 1)
+            if method is not None:
+                return method
+    return None
