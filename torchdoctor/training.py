@@ -32,7 +32,7 @@ from torchdoctor.facts import (
     within,
 )
 
-from torchdoctor.project import lookup_class
+from torchdoctor.project import lookup_class, method_and_file
 
 if TYPE_CHECKING:
     from torchdoctor.project import ProjectIndex
@@ -222,9 +222,12 @@ class TrainingFacts:
                 return ("step" if m == "step" else "reset"), self.canonical(element, fn)
         if m == "step" and call.receiver is not None:
             receiver = self.canonical(call.receiver, fn)
-            if "scaler" in call.receiver.rsplit(".", 1)[-1].lower():  # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`
+            if "scaler" in call.receiver.rsplit(".", 1)[-1].lower() or call.receiver in self._grad_scalers:
+                # `scaler.step(opt)`, `self.scaler_G.step(self.opt_G)`, arcface's `amp = GradScaler(...)`
                 given = argument(call.node, 0, "optimizer")  # `scaler.step(opt)`, `scaler.step(optimizer=opt)`
                 target = _optimizer_written(given) if given is not None else None
+                if target and self._named_once(target):
+                    return None  # PaCo's `scaler.step(optimier)`: a misspelt name, no optimizer (a NameError)
                 return ("step", self.canonical(target, fn)) if target else None
             if self.is_optimizer(receiver) or self.is_optimizer(call.receiver):
                 return "step", receiver
@@ -250,6 +253,18 @@ class TrainingFacts:
         if m in ("add_", "sub_") and call.receiver and _base(call.receiver) in _grad_owners(call.node.args):
             return "step", "<manual>"  # p.data.add_(-lr * p.grad): a hand-written SGD step
         return None
+
+    def _named_once(self, name: str) -> bool:
+        """The name's head appears once in the whole file and nothing is star-imported: it is bound nowhere."""
+        head = name.split(".", 1)[0].split("[", 1)[0]
+        source = self.facts.source
+        return head.isidentifier() and "import *" not in source and len(re.findall(rf"\b{head}\b", source)) == 1
+
+    @cached_property
+    def _grad_scalers(self) -> set[str]:
+        """Names the file binds to a `GradScaler(...)`, whatever they are called (arcface's `amp`)."""
+        return {a.targets[0] for a in self.facts.assigns if len(a.targets) == 1 and isinstance(a.value, cst.Call)
+                and (self.facts.qualify(a.value.func) or "").endswith("GradScaler")}
 
     def scaler_call_steps(self, call: CallInfo) -> str | None:
         """The optimizer that `loss_scaler(loss, optimizer, ...)` steps: timm's NativeScaler (used by DeiT,
@@ -429,31 +444,38 @@ class TrainingFacts:
         if self.project is None or call.dotted is None:
             return False
         found = self.project.function_named(self.facts, call.dotted)  # `clip(opt)`, `util.clip_grad_norm(opt, m)`
-        fn = found[1] if found is not None else self._project_method(call)
-        if fn is None and call.receiver is not None and "." not in call.receiver and call.method and _HOOK_METHOD.match(call.method):
+        fns = [found[1]] if found is not None else self._project_methods(call)
+        if not fns and call.receiver is not None and "." not in call.receiver and call.method and _HOOK_METHOD.match(call.method):
             # `for h in self.hooks: h.on_step_end(model=..., optimizer=self.opt)`: a hook of unknown class; harmless
             # when every method of that name the project defines is (simple_task_pytorch's checkpoint hooks)
             hooks = [m for _, m in self.project.methods_named(self.facts, call.method)]
             return bool(hooks) and all(_resets_nothing(m) for m in hooks)
-        if fn is None or not hasattr(fn, "calls"):
-            return False
-        return _resets_nothing(fn)
+        return bool(fns) and all(hasattr(fn, "calls") and _resets_nothing(fn) for fn in fns)
 
-    def _project_method(self, call: CallInfo):
-        """The method `manager.register(...)` runs, for `manager = SnapshotManager(...)` built in the same
-        function; `__call__` for `callback_logging(step, loss, opt)` after `callback_logging = CallBackLogging(...)`."""
+    def _project_methods(self, call: CallInfo) -> list:
+        """The methods `manager.register(...)` may run, for `manager = SnapshotManager(...)` built in the same
+        function (in either branch of an `if`: arcface's `PartialFC(...)` or `PartialFCAdamW(...)`); `__call__`
+        for `callback_logging(step, loss, opt)` after `callback_logging = CallBackLogging(...)`, or a module's
+        `forward` (arcface's `module_partial_fc(embeddings, labels, opt)`). Empty when any is unknown."""
         owner, method = (call.receiver, call.method) if call.receiver is not None else (call.dotted, "__call__")
         if owner is None or "." in owner:
-            return None
+            return []
         built = [a.value for a in call.function.assigns if a.targets == (owner,)]
-        if len(built) == 1 and isinstance(built[0], cst.Call):
-            class_name = dotted_name(built[0].func)
+        if built and all(isinstance(b, cst.Call) for b in built):
+            class_names = [dotted_name(b.func) for b in built]
         elif not built and owner in call.function.params:  # `def trainer(snapshot_manager: SnapshotManager, ...)`
-            class_name = annotation_of(call.function, owner)
+            class_names = [annotation_of(call.function, owner)]
         else:
-            return None
-        found = lookup_class(self.project, self.facts, class_name)
-        return found[1].methods.get(method) if found is not None else None
+            return []
+        methods = []
+        for class_name in class_names:
+            found = lookup_class(self.project, self.facts, class_name)
+            one = found and (method_and_file(self.project, *found, method)
+                             or method == "__call__" and method_and_file(self.project, *found, "forward"))
+            if not one:
+                return []
+            methods.append(one[1])
+        return methods
 
     # -- modules -----------------------------------------------------------------
     def is_module_class(self, facts: FileFacts, cls: ClassInfo, depth: int = 0) -> bool:
@@ -571,7 +593,7 @@ class TrainingFacts:
         if methods is None:
             return None
         # (`return SpectralNorm(conv) if self.spectral_norm else conv`: each side)
-        return [_wrapped_value(m, v) for m in methods for r, _ in m.returns if r.value is not None for v in _sides(r.value)]
+        return [_wrapped_value(m, v, at) for m in methods for r, at in m.returns if r.value is not None for v in _sides(r.value)]
 
     def builds_module_at(self, node: cst.BaseExpression, index: int) -> bool:
         """`res2, channels = self.make_stage(...)`: element `index` of what a builder method returns
@@ -588,6 +610,9 @@ class TrainingFacts:
     def constructs_module(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """`nn.Linear(...)`, `MyBlock(...)` where MyBlock is an nn.Module of this project, or
         `conv_fn(...)` after `conv_fn = SeparableConv2d if separable else ConvBnAct2d`."""
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and _second_index(node):
+            # mmcv's `build_norm_layer(cfg, channels)[1]`: the (name, layer) pair's layer
+            return (self.facts.qualify(node.value.func) or "").rsplit(".", 1)[-1] in _MMCV_PAIR_BUILDERS
         if not isinstance(node, cst.Call):
             return False
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING and isinstance(node.func.value, cst.Call):
@@ -605,6 +630,8 @@ class TrainingFacts:
         if isinstance(node.func, cst.Subscript):
             return self._registry_of_modules(node.func.value)  # `kernel_registry[kind](d_model=h)`
         q = self.facts.qualify(node.func)
+        if q is not None and q.startswith("mmcv.") and q.rsplit(".", 1)[-1] in _MMCV_LAYER_BUILDERS:
+            return True  # `build_conv_layer(conv_cfg, ...)`: mmcv builds the layer its config names
         if q is not None and q.startswith("torch.nn."):
             last = q.rsplit(".", 1)[-1]
             if q.startswith("torch.nn.utils.") and last in _RETURNS_ITS_MODULE and node.args:
@@ -623,6 +650,7 @@ class TrainingFacts:
         helper, home = self._helper_function(called) if depth < 2 else (None, None)
         if helper is not None:
             values = [r.value for r, _ in helper.returns if r.value is not None]
+            orders = [at for r, at in helper.returns if r.value is not None]
             returned = {dotted_name(v) for v in values}
             for param, arg in zip(helper.params, node.args):
                 if arg.keyword is None and returned == {param}:  # `layer_init(nn.Linear(d, n), std)` returns the layer it is given
@@ -631,7 +659,7 @@ class TrainingFacts:
             # `def create_block(...): block = Block(...); block.layer_idx = i; return block`; or a project
             # helper of another file, judged with that file's imports (`conv_block(cin, cout)` from blocks.py)
             judge = self if home is self.facts else TrainingFacts(home, self.project)
-            if values and all(judge.constructs_module(_named_value(helper, v), depth + 1) for v in values):
+            if values and all(judge.constructs_module(_named_value(helper, v, at), depth + 1) for v, at in zip(values, orders)):
                 return True
             if _returns_module_annotation(home, helper):
                 return True  # `def _build_residual_block(...) -> nn.Module:` (its returns sit in `match` cases)
@@ -776,6 +804,9 @@ _STATELESS_LAYER = re.compile(
 _BUILDER_METHOD = re.compile(
     r"^_?(build|make|create|get)_\w*(layer|block|encoder|decoder|head|conv|module|net|attention|embedding|stage)s?$"
 )
+# mmcv's layer builders: each returns a module; `build_norm_layer` and `build_plugin_layer` a (name, module) pair
+_MMCV_LAYER_BUILDERS = frozenset({"build_conv_layer", "build_activation_layer", "build_upsample_layer", "build_padding_layer"})
+_MMCV_PAIR_BUILDERS = frozenset({"build_norm_layer", "build_plugin_layer"})
 _LIBRARY_MODULE = re.compile(
     r"(torchvision\.models|timm\.models|timm\.layers)\.([\w.]+\.)?[A-Z]\w*$"
     r"|(mmcv|mmengine|mmseg|mmdet|mmdet3d|mmpose|mmaction|detectron2)\.[\w.]*\.\w*(Module|Model|Segmentor|Detector|Backbone|Head)$"
@@ -812,10 +843,10 @@ def _sides(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [value]
 
 
-def _wrapped_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
+def _wrapped_value(fn: FunctionInfo, value: cst.BaseExpression, at: int | None = None) -> cst.BaseExpression:
     """`_named_value`, and inside a call of a local name its value too: `conv = nn.Conv1d(...)` ...
     `return spectral_norm(conv)` returns `spectral_norm(nn.Conv1d(...))`."""
-    value = _named_value(fn, value)
+    value = _named_value(fn, value, at)
     if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
         inner = _named_value(fn, value.args[0].value)
         if inner is not value.args[0].value:
@@ -823,12 +854,17 @@ def _wrapped_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpre
     return value
 
 
-def _named_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
-    """`m = torch.nn.LSTM(...)` ... `return m`: the value a returned local name was given."""
+def _named_value(fn: FunctionInfo, value: cst.BaseExpression, at: int | None = None) -> cst.BaseExpression:
+    """`m = torch.nn.LSTM(...)` ... `return m`: the value a returned local name was given; of several, the
+    last one given before `at` outside any `if` or loop (`block = [conv, ...]`, then `block =
+    nn.Sequential(*block)`: GeneFace's discriminator blocks)."""
     if isinstance(value, cst.Name):
-        given = [a.value for a in fn.assigns if a.targets == (value.value,) and a.value is not None]
+        given = [a for a in fn.assigns if a.targets == (value.value,) and a.value is not None]
         if len(given) == 1:
-            return given[0]
+            return given[0].value
+        before = [a for a in given if at is not None and a.context.order < at]
+        if before and not before[-1].context.conditions and not before[-1].context.loops and not before[-1].augmented:
+            return before[-1].value
     return value
 
 
@@ -954,6 +990,12 @@ def _grad_owners(nodes) -> set[str]:
     return owners
 
 
+def _second_index(node: cst.Subscript) -> bool:
+    """`pair[1]`."""
+    return (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Integer) and node.slice[0].slice.value.value == "1")
+
+
 def _element_of(call: CallInfo) -> str | None:
     """`optimizers[k].step()`: the container's name as element targets are written (`optimizers[]`)."""
     func = call.node.func
@@ -1074,6 +1116,8 @@ def _resets_nothing(fn, depth: int = 0) -> bool:
         if own is not None and own is not fn:
             if depth >= 3 or not _resets_nothing(own, depth + 1):
                 return False
-        elif c.method in ("zero_grad", "zero_", "step"):
+        elif c.method in ("zero_grad", "zero_", "step") and not (
+            c.method == "step" and _LR_HELPER.search(c.receiver or _element_of(c) or "")
+        ):  # (`self.scheduler[0].step(n)` in GeneFace's `on_after_optimization` sets a learning rate)
             return False
     return not any(t.endswith(".grad") for a in fn.assigns for t in a.targets)
