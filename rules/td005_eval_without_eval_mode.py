@@ -124,9 +124,10 @@ class EvalWithoutEvalMode(Rule):
                         f"spectral norm act as in training; call `{nets[0]}.eval()` first",
                     )
                     continue
+                shown, model = evaluation.as_written(run.model), evaluation.as_written(model)
                 yield ctx.report(
                     call.node,
-                    f"'{run.model}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "
+                    f"'{shown}' runs in {where} without `{model}.eval()` on the way, so Dropout, BatchNorm and "
                     f"spectral norm act as in training; call `{model}.eval()` first (and `.train()` after)",
                 )
         yield from self._check_mode_methods(ctx, found_in_class, found_names)

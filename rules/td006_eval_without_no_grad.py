@@ -94,7 +94,7 @@ class EvalWithoutNoGrad(Rule):
                     continue
                 yield ctx.report(
                     run.call.node,
-                    f"'{run.model}' runs in '{eval_pass.function.name}' with gradients enabled: "
+                    f"'{evaluation.as_written(run.model)}' runs in '{eval_pass.function.name}' with gradients enabled: "
                     f"{'every batch' if batched else 'each call'} builds an autograd graph and keeps its activations for a backward that never comes; "
                     "wrap it in `torch.no_grad()` or decorate the function with `@torch.inference_mode()`",
                 )

@@ -180,6 +180,7 @@ class Evaluation:
         self.flow = ctx.dataflow
         self._asking: set[int] = set()
         self._walked: dict[int, dict[int, str]] = {}  # id(function) -> its switches of walked containers
+        self._items_written: dict[str, str] = {}  # `self.networks.feat_model` -> `self.networks['feat_model']`
         self._comprehension_calls: dict[int, set[int]] = {}  # id(function) -> calls in its loader comprehensions
         self._wrapped: dict[tuple[int, str], str | None] = {}  # (id(class), attribute) -> the attribute it wraps
         self._module_like: dict[int, bool] = {}  # id(class) -> whether it is an nn.Module, by its bases or layers
@@ -335,6 +336,36 @@ class Evaluation:
         flow = self.flow.flow_for(origin.facts)
         made = flow.origins(func.value, origin.function, origin.order)
         return bool(made) and all(o is not None and self._made_by_foreign_runtime(o, depth + 1) for o in made)
+
+    def _item_of_switched_container(self, call: CallInfo) -> str | None:
+        """`self.networks['feat_model'](inputs)` on a dict of networks the file switches as a whole
+        (`for model in self.networks.values(): model.eval()`) or by key (`self.networks['x'].train()`):
+        the item, named `self.networks.feat_model` as `_switched_item` names it."""
+        func = call.node.func
+        if not isinstance(func, cst.Subscript) or len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+            return None
+        key = func.slice[0].slice.value
+        held = dotted_name(func.value)
+        name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        if held is None or not isinstance(name, str) or not name.isidentifier() or held not in self._switched_containers:
+            return None
+        self._items_written[f"{held}.{name}"] = f"{held}[{key.value}]"
+        return f"{held}.{name}"
+
+    def as_written(self, model: str) -> str:
+        """A model's name as the code writes it: `self.networks['feat_model']` for the item named
+        `self.networks.feat_model` (and what is reached through it)."""
+        for name, written in self._items_written.items():
+            if model == name or model.startswith(name + "."):
+                return written + model[len(name):]
+        return model
+
+    @cached_property
+    def _switched_containers(self) -> set[str]:
+        """The containers of networks this file switches to eval or training mode, walked or by item."""
+        walked = {v for fn in self.facts.functions for v in self._walked_containers(fn).values()}
+        held = {dotted_name(c.node.func.value.value) for c in self.facts.calls if _switched_item(c)}  # `nets[k].train()`
+        return walked | held
 
     def _element_of_models(self, call: CallInfo) -> bool:
         """`for g_ema in generators: img, _ = g_ema(latent)`: one of a list of models, whatever it is called."""
@@ -537,7 +568,7 @@ class Evaluation:
         which is then judged like any other code."""
         if hook.cls is None or "staticmethod" in hook.decorators or self.flow.call_sites(hook):
             return False  # (Lightning calls its hooks with self: HAKE's static `KGEModel.test_step(model, ...)` is none)
-        if hook.cls.bases and all(b == "torch.nn.Module" or b in _MIXIN_BASES for b in hook.cls.bases):
+        if "torch.nn.Module" in hook.cls.bases and all(b == "torch.nn.Module" or b in _MIXIN_BASES for b in hook.cls.bases):
             return False  # USAD's `class UsadModel(nn.Module)` with a `validation_step` its own loop calls
         # (im2scene's `BaseTrainer.evaluate()` calls `self.eval_step()` in another file of the project:
         # the project's own loop runs it, not a framework)
@@ -680,6 +711,10 @@ class Evaluation:
                 continue
             if self.is_model_call(c):
                 runs.append(ModelRun(c, c.dotted, grad_off_inside=self._grad_off_in_chosen_branch(c, "forward")))
+                continue
+            item = self._item_of_switched_container(c)
+            if item is not None:  # OLTR's `self.networks['feat_model'](inputs)`
+                runs.append(ModelRun(c, item))
                 continue
             if c.dotted in ("self", "self.forward") and self._module_trains_itself(fn):
                 runs.append(ModelRun(c, "self"))  # a Keras-style module's own `evaluate`: it sets its own mode
@@ -4011,6 +4046,14 @@ def _switched_item(call: CallInfo) -> str | None:
     return f"{held}.{key}" if isinstance(key, str) and key.isidentifier() else None
 
 
+def _values_of(node: cst.BaseExpression) -> str | None:
+    """`self.networks.values()` (or `.items()`) -> `self.networks`."""
+    node = unwrap_iter(node)
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("values", "items"):
+        return dotted_name(node.func.value)
+    return None
+
+
 def _walked_containers(fn: FunctionInfo) -> dict[int, str]:
     """id(switch call) -> the container it walks, for `.eval()`/`.train()` on the variable of a loop or
     comprehension over a list of models: `for enc in self.encoders: enc.eval()`,
@@ -4023,8 +4066,9 @@ def _walked_containers(fn: FunctionInfo) -> dict[int, str]:
         if not isinstance(var, cst.Name):
             continue
         for loop in reversed(c.context.loops):
-            if isinstance(loop.node, cst.For) and var.value in loop.targets and loop.iter_name:
-                found[id(c.node)] = loop.iter_name
+            walked = loop.iter_name or (_values_of(loop.node.iter) if isinstance(loop.node, cst.For) else None)
+            if isinstance(loop.node, cst.For) and var.value in loop.targets and walked:
+                found[id(c.node)] = walked  # (`for model in self.networks.values(): model.eval()`: OLTR's dict)
                 break
 
     class _Comprehensions(cst.CSTVisitor):

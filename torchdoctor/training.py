@@ -822,6 +822,8 @@ _LIBRARY_MODULE = re.compile(
     r"|fairseq\.models\.([\w.]+\.)?(BaseFairseqModel|Fairseq\w*(Model|Encoder|Decoder))$"
     # compressai's entropy models and latent codecs (`EntropyBottleneckLatentCodec`): nn.Modules with parameters
     r"|compressai\.(latent_codecs|entropy_models|layers)\.([\w.]+\.)?[A-Z]\w*$"
+    # torchdrug's tasks, models and layers (NBFNet's `KnowledgeGraphCompletionExt(tasks.KnowledgeGraphCompletion)`)
+    r"|torchdrug\.(tasks|models|layers)\.([\w.]+\.)?[A-Z]\w*$"
 )
 # Library classes named like layers that are no nn.Module: DGL's distributed and sparse node embeddings
 # live outside the module tree and are trained by their own sparse optimizers.
