@@ -806,7 +806,10 @@ class Evaluation:
                 continue
             if helper is fn or not self._leaves_modes_to_caller(helper):
                 continue
-            shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self")
+            shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self") or (
+                # `apply_model(part, idx)` beside `evaluate(parts)` in a script: both run the script's own `model`
+                helper.cls is None and fn.cls is None and helper.parent is not None and helper.parent is fn.parent
+            )
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
                 # (not `if self.segmentation_model.training: x = self.augmentation_model(x)`: a run the helper
                 # makes only in training mode, whose model the evaluation never reaches)
@@ -1351,8 +1354,24 @@ class Evaluation:
             return not _runs_own_layers_with_grad(cls, method)
         if depth > 1 or any(c.dotted in ("self", "self.forward") for c in method.calls):
             return False
+        if self._torchtuples_predicts_without_grad(facts, cls, method):
+            return True
         delegated = {id(m): m for m in (self._method_of(facts, cls, c.method) for c in method.calls if c.receiver == "self" and c.method) if m}
         return any(m is not method and self._delegates_grad_off(facts, cls, m, depth + 1) for m in delegated.values())
+
+    def _torchtuples_predicts_without_grad(self, facts, cls, method: FunctionInfo) -> bool:
+        """pycox's `PMFBase.predict_pmf` hands the work to torchtuples' `Model.predict(input, batch_size,
+        numpy, eval_, ...)`, which runs under `torch.set_grad_enabled(grads)`, `grads=False` unless given."""
+        # (pycox's `class PMFBase(models.base.SurvBase)` names its base through the package: a file built on
+        # torchtuples whose class inherits `predict` from outside the project is taken for one)
+        if cls is None or not cls.bases or "torchtuples" not in import_heads(facts):
+            return False
+        calls = [c for c in method.calls if c.receiver == "self" and (c.method or "").startswith("predict")
+                 and self._method_of(facts, cls, c.method) is None]
+        def grads(call) -> cst.BaseExpression | None:  # `predict(input, batch_size, numpy, eval_, grads, ...)`
+            return argument(call.node, 4, "grads")
+
+        return bool(calls) and all(grads(c) is None or isinstance(grads(c), cst.Name) and grads(c).value == "False" for c in calls)
 
     def _grad_off_in_every_method_named(self, name: str | None) -> bool:
         """`self._model.forward_on_instance(x)` on a model whose class cannot be followed (set by a base class
@@ -1360,9 +1379,9 @@ class Evaluation:
         project = self.training.project
         # a class of this file that defines the method is the model's (USAD's `model.validation_step`
         # beside `class UsadModel`); only then the project's others
-        def not_proxies(found):  # (not a proxy: `return self.base_model.<name>(...)`)
+        def not_proxies(found):  # (not a proxy: `return self.base_model.<name>(...)`; nor a stub that raises)
             return [(facts, m) for facts, m in found if not any(
-                c.method == name and (c.receiver or "").startswith("self.") for c in m.calls)]
+                c.method == name and (c.receiver or "").startswith("self.") for c in m.calls) and not _abstract_method(facts, m)]
 
         found = not_proxies([(self.facts, m) for cls in self.facts.all_classes for m in cls.methods.values() if m.name == name])
         if not found:  # (CityLayout's trainer `sample()` hands on to `self.generator_ema.ema_model.sample(...)`)
@@ -2495,6 +2514,8 @@ class Evaluation:
             return True
         if model == head and self._wraps_switched_parameter(fn, model, call):
             return True
+        if model == head and self._switched_parameter_unused(fn, head, call):
+            return True
         inner = self._unwrapped(head, fn, call.context.order)
         if inner is not None and inner != head:  # `net = accelerator.unwrap_model(model)`: the mode is the wrapped model's
             return self.eval_mode_set_before(inner + model[len(head):], call, depth + 1)
@@ -2898,6 +2919,18 @@ class Evaluation:
             model.startswith("self.") and not _trains_model(inst.cls, _holders_of(inst.facts, inst.cls, model) - {"self"})
             and self._class_sets_eval(inst.facts, inst.cls, model, None, 0)
         )]
+
+    def _switched_parameter_unused(self, fn: FunctionInfo, head: str, call: CallInfo) -> bool:
+        """`def predict(m, part): m.eval(); ... model(x)`: the function switches a parameter it uses for
+        nothing else and runs a global model; the parameter stands for that model (the tabular-dl scripts)."""
+        if head in fn.params or head in fn.assigned_names() or fn.node is None:
+            return False
+        code = self.facts.module.code_for_node(fn.node)
+        return any(
+            c.method == "eval" and not c.node.args and c.receiver in fn.params and c.context.order < call.context.order
+            and len(re.findall(rf"\b{c.receiver}\b", code)) == 2  # (the parameter and its switch)
+            for c in fn.calls
+        )
 
     def _kept_by_objects(self, fn: FunctionInfo, model: str, before: int) -> set[str]:
         """`trainer = Trainer(args, model, criterion, optim)`, whose `__init__` keeps `self.model = model`:

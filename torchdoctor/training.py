@@ -153,7 +153,13 @@ class TrainingFacts:
     @cached_property
     def optimizer_models(self) -> dict[str, set[str]]:
         """Optimizer name -> models whose parameters it was built from (`Adam(netD.parameters())` -> {"netD"})."""
-        out: dict[str, set[str]] = {}
+        return {name: set().union(*choices) for name, choices in self.optimizer_model_choices.items()}
+
+    @cached_property
+    def optimizer_model_choices(self) -> dict[str, list[set[str]]]:
+        """Optimizer name -> the models of each construction bound to it: GrowNet's `opt = Adam(m.parameters())`
+        for each weak learner, then `opt = Adam(net_ensemble.parameters())` for the corrective step."""
+        out: dict[str, list[set[str]]] = {}
         for targets, first in self._optimizer_constructions():
             models = {
                 dotted_name(c.func.value)
@@ -162,7 +168,7 @@ class TrainingFacts:
             }
             models.discard(None)
             for t in targets:
-                out.setdefault(t, set()).update(models)
+                out.setdefault(t, []).append(models)
         return out
 
     @cached_property
