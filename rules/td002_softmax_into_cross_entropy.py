@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchdoctor.dataflow import LOG_SOFTMAX, LOGIT_LOSSES, SIGMOID, SOFTMAX, SOME_LOGIT_LOSSES
+from torchdoctor.dataflow import LOG_SOFTMAX, LOGIT_LOSSES, SIGMOID, SOFTMAX
 from torchdoctor.facts import argument
 from torchdoctor.rule import Rule
 
@@ -102,13 +102,6 @@ class SoftmaxIntoCrossEntropy(Rule):
                     f"'{what}' is softmax output, but the loss it goes to (CrossEntropyLoss or BCEWithLogitsLoss, "
                     "chosen by a flag) squashes its input itself: the probabilities are squashed twice; pass the logits",
                 )
-            elif loss == SOME_LOGIT_LOSSES and kind == SOFTMAX:
-                yield ctx.report(
-                    call.node,
-                    f"'{what}' is softmax output, and the loss chosen for it takes logits on some paths "
-                    "(CrossEntropyLoss or BCEWithLogitsLoss squash their input themselves): there the probabilities "
-                    "are squashed twice; pass the logits",
-                )
             elif loss == "BCEWithLogitsLoss" and kind in (SIGMOID, SOFTMAX):
                 yield ctx.report(
                     call.node,
@@ -123,4 +116,4 @@ class SoftmaxIntoCrossEntropy(Rule):
             return "CrossEntropyLoss"
         if loss in _BCE_WITH_LOGITS:
             return "BCEWithLogitsLoss"
-        return loss if loss in (LOGIT_LOSSES, SOME_LOGIT_LOSSES) else None
+        return loss if loss == LOGIT_LOSSES else None

@@ -86,9 +86,6 @@ class Origin:
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
 LOGIT_LOSSES = "<CrossEntropyLoss or BCEWithLogitsLoss>"  # a loss chosen by a flag among losses that take logits
-# a loss chosen by a flag, some of whose choices take logits (TabSurvey: MSELoss for regression, CrossEntropyLoss for
-# classification, BCEWithLogitsLoss for binary objectives)
-SOME_LOGIT_LOSSES = "<a loss that takes logits on some paths>"
 
 
 def _rebinds(name: str, value) -> bool:
@@ -646,8 +643,6 @@ class DataFlow:
             return LOGIT_LOSSES  # `BCEWithLogitsLoss() if mixup else CrossEntropyLoss()`: logits either way
         if built == {"torch.nn.BCEWithLogitsLoss"}:
             return "torch.nn.BCEWithLogitsLoss"  # (the only loss that can reach here, by the tests it sits under)
-        if built and len(built) > 1 and (cross_entropy or "torch.nn.BCEWithLogitsLoss" in built):
-            return SOME_LOGIT_LOSSES
         return None
 
     def _inherited_instance(self, expr, fn: FunctionInfo, named=_LOSS_ATTRIBUTE, depth: int = 0) -> Instance | None:
