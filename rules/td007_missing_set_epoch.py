@@ -77,6 +77,7 @@ class MissingSetEpoch(Rule):
             ctx.project is None
         ):
             return
+        yield from self._wrappers_that_drop_the_epoch(ctx)
         given_epoch = self._samplers_given_epoch(ctx)
         if given_epoch is None:
             return  # set_epoch on something we cannot trace: assume it is this sampler
@@ -103,6 +104,29 @@ class MissingSetEpoch(Rule):
                 f"{label} is iterated every epoch but `set_epoch` is never called, so every epoch shuffles "
                 f"identically on every rank; call `{call}` at the start of each epoch",
             )
+
+    def _wrappers_that_drop_the_epoch(self, ctx):
+        """A loader wrapper that keeps a shuffling DistributedSampler (`self.sampler = DistributedSampler(...)`)
+        and defines its own `set_epoch(epoch)`, which passes the epoch to no sampler: callers that do call
+        `train_dataset.set_epoch(epoch)` still get the same order every epoch (the CycleGAN-lineage
+        `CustomDatasetDataLoader` of SadTalker and GeneFace)."""
+        for cls in ctx.facts.all_classes:
+            method = cls.methods.get("set_epoch")
+            if method is None or any(c.method == "set_epoch" for c in method.calls):
+                continue
+            kept = [
+                (a.targets[0], c) for m in cls.methods.values() for a in m.assigns
+                if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)
+                for c in [ctx.facts.call_info(a.value)] if c is not None and self._is_sampler(c)
+                and not (keyword_arg(a.value, "shuffle") is not None and _is_false(keyword_arg(a.value, "shuffle")))
+            ]
+            if kept:
+                name = kept[0][0]
+                yield ctx.report(
+                    method.node,
+                    f"`{cls.name}.set_epoch` never passes the epoch on to '{name}', a DistributedSampler, so every "
+                    f"epoch shuffles identically on every rank; call `{name}.set_epoch(epoch)` in it",
+                )
 
     def _iterations(self, ctx):
         """(loop, epoch loop, samplers it may iterate) for every loop over a loader: loops of this file,
