@@ -85,6 +85,7 @@ class Origin:
 
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
+_REGRESSION_TEST = re.compile(r"regress", re.I)
 LOGIT_LOSSES = "<CrossEntropyLoss or BCEWithLogitsLoss>"  # a loss chosen by a flag among losses that take logits
 
 
@@ -827,6 +828,11 @@ class DataFlow:
             candidates, fn = self.reaching_candidates(name, module, 1 << 62), module
         if len(candidates) > 1:
             candidates = self._assigned_under_the_same_tests(candidates, order)
+        if len(candidates) > 1:
+            # (`if objective == "regression": loss_func = nn.MSELoss() elif ...: nn.CrossEntropyLoss() else:
+            # nn.BCEWithLogitsLoss()`: TabSurvey's regression loss never takes class scores, so what the
+            # classifier objectives are handed decides; a Brier-score `MSELoss` under `if args.brier:` still counts)
+            candidates = [a for a in candidates if not self._regression_branch(a)] or candidates
         if candidates:
             found: set[str] = set()
             for a in candidates:
@@ -854,6 +860,14 @@ class DataFlow:
                 return self._built_elsewhere_in_file(name, fn, depth)
             return found or None
         return None
+
+    def _regression_branch(self, assign) -> bool:
+        """The assignment sits in the body of an `if` whose test names a regression objective."""
+        return any(
+            side == 0 and (test := self.facts.if_tests.get(at)) is not None
+            and _REGRESSION_TEST.search(self.facts.module.code_for_node(test)) is not None
+            for at, side in assign.context.branches
+        )
 
     def _built_elsewhere_in_file(self, name: str, fn: FunctionInfo, depth: int) -> set[str] | None:
         """PipeGCN's `def evaluate_trans(name, model, g, loss_fcn)`, which nothing calls: its `loss_fcn` is
