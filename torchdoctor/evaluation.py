@@ -337,6 +337,13 @@ class Evaluation:
         made = flow.origins(func.value, origin.function, origin.order)
         return bool(made) and all(o is not None and self._made_by_foreign_runtime(o, depth + 1) for o in made)
 
+    def _calls_a_global(self, helper: FunctionInfo) -> bool:
+        """The helper calls a name bound in the scope around it (`model(...)` of a script), not its own."""
+        around = helper.parent.assigned_names()
+        own = set(helper.params) | helper.assigned_names()
+        return any(c.dotted is not None and (head := c.dotted.split(".", 1)[0]) in around and head not in own
+                   for c in helper.calls)
+
     def _item_of_switched_container(self, call: CallInfo) -> str | None:
         """`self.networks['feat_model'](inputs)` on a dict of networks the file switches as a whole
         (`for model in self.networks.values(): model.eval()`) or by key (`self.networks['x'].train()`):
@@ -809,6 +816,7 @@ class Evaluation:
             shared = helper.parent is fn or (helper.cls is not None and helper.cls is fn.self_class() and c.receiver == "self") or (
                 # `apply_model(part, idx)` beside `evaluate(parts)` in a script: both run the script's own `model`
                 helper.cls is None and fn.cls is None and helper.parent is not None and helper.parent is fn.parent
+                and self._calls_a_global(helper)
             )
             if shared and depth < 2:  # `def get_pred(x): return inception_model(x)`, `self._loss_step(batch)`
                 # (not `if self.segmentation_model.training: x = self.augmentation_model(x)`: a run the helper
@@ -2925,12 +2933,12 @@ class Evaluation:
         nothing else and runs a global model; the parameter stands for that model (the tabular-dl scripts)."""
         if head in fn.params or head in fn.assigned_names() or fn.node is None:
             return False
+        switched = [c.receiver for c in fn.calls if c.method == "eval" and not c.node.args and c.receiver in fn.params
+                    and c.context.order < call.context.order]
+        if not switched:
+            return False
         code = self.facts.module.code_for_node(fn.node)
-        return any(
-            c.method == "eval" and not c.node.args and c.receiver in fn.params and c.context.order < call.context.order
-            and len(re.findall(rf"\b{c.receiver}\b", code)) == 2  # (the parameter and its switch)
-            for c in fn.calls
-        )
+        return any(len(re.findall(rf"\b{name}\b", code)) == 2 for name in switched)  # (the parameter and its switch)
 
     def _kept_by_objects(self, fn: FunctionInfo, model: str, before: int) -> set[str]:
         """`trainer = Trainer(args, model, criterion, optim)`, whose `__init__` keeps `self.model = model`:
