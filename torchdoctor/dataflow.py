@@ -86,6 +86,7 @@ class Origin:
 
 _AMBIGUOUS = object()  # a name assigned differently in different branches
 _REGRESSION_TEST = re.compile(r"regress", re.I)
+_CLASSIFICATION_TEST = re.compile(r"""['"](binary|classification)['"]""", re.I)
 LOGIT_LOSSES = "<CrossEntropyLoss or BCEWithLogitsLoss>"  # a loss chosen by a flag among losses that take logits
 
 
@@ -862,12 +863,14 @@ class DataFlow:
         return None
 
     def _regression_branch(self, assign) -> bool:
-        """The assignment sits in the body of an `if` whose test names a regression objective."""
-        return any(
-            side == 0 and (test := self.facts.if_tests.get(at)) is not None
-            and _REGRESSION_TEST.search(self.facts.module.code_for_node(test)) is not None
-            for at, side in assign.context.branches
-        )
+        """The assignment sits in the body of an `if` whose test names a regression objective, or in the
+        `else` of tests that name the classification objectives (SAINT's `if objective == "binary": ...
+        elif objective == "classification": ... else: criterion = nn.MSELoss()`)."""
+        tests = [(side, self.facts.module.code_for_node(test)) for at, side in assign.context.branches
+                 if (test := self.facts.if_tests.get(at)) is not None]
+        if any(side == 0 and _REGRESSION_TEST.search(code) for side, code in tests):
+            return True
+        return bool(tests) and all(side == 1 for side, _ in tests) and any(_CLASSIFICATION_TEST.search(c) for _, c in tests)
 
     def _built_elsewhere_in_file(self, name: str, fn: FunctionInfo, depth: int) -> set[str] | None:
         """PipeGCN's `def evaluate_trans(name, model, g, loss_fcn)`, which nothing calls: its `loss_fcn` is
