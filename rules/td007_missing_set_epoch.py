@@ -112,8 +112,8 @@ class MissingSetEpoch(Rule):
         `CustomDatasetDataLoader` of SadTalker and GeneFace)."""
         for cls in ctx.facts.all_classes:
             method = cls.methods.get("set_epoch")
-            if method is None or any(c.method == "set_epoch" for c in method.calls):
-                continue
+            if method is None or any(c.method == "set_epoch" or c.receiver == "self" for c in method.calls):
+                continue  # (it passes the epoch on, or hands it to another method of its own that may)
             kept = [
                 (a.targets[0], c) for m in cls.methods.values() for a in m.assigns
                 if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)
