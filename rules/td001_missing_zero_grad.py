@@ -180,13 +180,15 @@ class MissingZeroGrad(Rule):
         # other optimizers that own them whole (infoGAN); not by a sparse optimizer's reset of two embedding
         # tables inside the model (DGL's GATNE)
         covered = {m for r in resets if r in training.optimizer_models for m in training.optimizer_models[r]}
-        if all(_covers(others, m) or any(within(m, o) for o in covered) for m in models):
+
+        def reset(model: str) -> bool:
+            return _covers(others, model) or any(within(model, o) for o in covered)
+
+        if all(reset(m) for m in models):
             return True
         # (a name bound to optimizers of different models: the reset of every model of one of them is its own)
         choices = training.optimizer_model_choices.get(optimizer, [])
-        return len(choices) > 1 and any(
-            chosen and all(_covers(others, m) or any(within(m, o) for o in covered) for m in chosen) for chosen in choices
-        )
+        return len(choices) > 1 and any(chosen and all(reset(m) for m in chosen) for chosen in choices)
 
 
 _OPTIMIZER_WORD = re.compile(r"optimizer|optim|opt|solver", re.I)

@@ -118,7 +118,7 @@ class MissingSetEpoch(Rule):
                 (a.targets[0], c) for m in cls.methods.values() for a in m.assigns
                 if len(a.targets) == 1 and a.targets[0].startswith("self.") and isinstance(a.value, cst.Call)
                 for c in [ctx.facts.call_info(a.value)] if c is not None and self._is_sampler(c)
-                and not (keyword_arg(a.value, "shuffle") is not None and _is_false(keyword_arg(a.value, "shuffle")))
+                and not _turned_off(a.value, "shuffle")
             ]
             if kept:
                 name = kept[0][0]
@@ -333,8 +333,7 @@ class MissingSetEpoch(Rule):
         out = []
         for sampler in self._samplers_of(ctx, iterated):
             # (`permutation=False`: NVIDIA semantic-segmentation's own sampler names its shuffle flag so)
-            shuffle = keyword_arg(sampler.call, "shuffle") or keyword_arg(sampler.call, "permutation")
-            if shuffle is not None and _is_false(shuffle):
+            if _turned_off(sampler.call, "shuffle", "permutation"):
                 continue  # nothing for set_epoch to change
             out.append(sampler.call)
         return out
@@ -472,6 +471,12 @@ def _first_batch_only(loop: LoopInfo) -> bool:
     """A bare `break` at the top level of the loop's body: it reads at most one batch, whatever the order."""
     body = loop.node.body.body if isinstance(loop.node.body, cst.IndentedBlock) else ()
     return any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in stmt.body) for stmt in body)
+
+
+def _turned_off(call: cst.Call, *keywords: str) -> bool:
+    """The first of these keywords given is the literal False (`shuffle=False`)."""
+    given = next((arg for arg in (keyword_arg(call, k) for k in keywords) if arg is not None), None)
+    return given is not None and _is_false(given)
 
 
 def _is_false(arg) -> bool:

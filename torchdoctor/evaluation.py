@@ -110,10 +110,10 @@ LIGHTNING_HOOKS = {
     "validation_epoch_end", "test_epoch_end", "eval_step",
     "val_step",  # (mmcv's and mmengine's runners call `model.val_step(...)` after `model.eval()`, under no_grad)
 }
+_MODULE_REGISTRATION = frozenset({"register_buffer", "register_parameter", "register_module"})  # nn.Module's alone
+_MIXIN_BASES = frozenset({"abc.ABC", "ABC", "object", "typing.Generic"})  # bases that add no framework
 # A Lightning Callback's evaluation hooks: the evaluation loop calls them after switching the module to
 # eval mode and inside its no_grad (or inference_mode) context, before switching back.
-_MODULE_REGISTRATION = frozenset({"register_buffer", "register_parameter", "register_module"})
-_MIXIN_BASES = frozenset({"abc.ABC", "ABC", "object", "typing.Generic"})  # bases that add no framework
 _LIGHTNING_CALLBACK_HOOKS = re.compile(r"^on_(validation|test|predict)(_epoch|_batch)?_(start|end)$")
 # (`pbar`: a progress bar over the batches; `os.listdir(...)`, `glob(...)`: one input file per iteration)
 _DATA_ITERABLE = re.compile(r"load|data|batch|val|test|eval|sample|set|split|iter|pbar|progress|listdir|glob|scandir", re.I)
@@ -1376,10 +1376,8 @@ class Evaluation:
             return False
         calls = [c for c in method.calls if c.receiver == "self" and (c.method or "").startswith("predict")
                  and self._method_of(facts, cls, c.method) is None]
-        def grads(call) -> cst.BaseExpression | None:  # `predict(input, batch_size, numpy, eval_, grads, ...)`
-            return argument(call.node, 4, "grads")
-
-        return bool(calls) and all(grads(c) is None or isinstance(grads(c), cst.Name) and grads(c).value == "False" for c in calls)
+        given = [argument(c.node, 4, "grads") for c in calls]  # `predict(input, batch_size, numpy, eval_, grads, ...)`
+        return bool(calls) and all(g is None or isinstance(g, cst.Name) and g.value == "False" for g in given)
 
     def _grad_off_in_every_method_named(self, name: str | None) -> bool:
         """`self._model.forward_on_instance(x)` on a model whose class cannot be followed (set by a base class
@@ -3781,13 +3779,7 @@ def _branch_without_grad(method: FunctionInfo, param: str, value: str) -> bool |
     method.node.visit(_Branches())
     if len(found) != 1:
         return None if not found else False
-    inside = set()
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            inside.add(id(node))
-
-    found[0].visit(_Calls())
+    inside = {id(node) for node in calls_within(found[0])}
     calls = [c for c in method.calls if id(c.node) in inside]
     off = [any(is_no_grad_name(w) for w in c.context.withs) for c in calls]
     return any(off) and all(
