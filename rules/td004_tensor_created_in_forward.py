@@ -283,7 +283,7 @@ class TensorCreatedInForward(Rule):
         """`sampler`: the forward takes no tensor (`def forward(self, batch_size=32)`), so a tensor it makes
         and hands back without meeting a parameter is the caller's to place ("hollow": the module holds
         no parameter either, so there is nothing on the device for it to meet)."""
-        if not any(c.method == "cuda" or _factory_name(c) for c in fn.calls):
+        if not any(c.method == "cuda" or _factory_name(c) or _cuda_type(c.node) for c in fn.calls):
             return  # nothing made here: no need to walk the function
         uses = self.scan_of(fn)
         # `get_noise(shape)` beside the class: named with the class whose forward reaches it
@@ -310,13 +310,17 @@ class TensorCreatedInForward(Rule):
                 continue  # `if add == False:` in `norm(self, H, add=True)`, which every call leaves at True
             q = call.qualname or ""
             if (
-                call.method == "cuda" and isinstance(call.node.func, cst.Attribute) and not q and not gpu_only
+                (call.method == "cuda" or _cuda_type(call.node)) and isinstance(call.node.func, cst.Attribute)
+                and not q and not gpu_only
                 and not _guarded_by_device_check(call) and id(call.node) not in uses.guarded
                 and not _offloaded_after(call)
             ):
-                given = next((a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None)
+                given = None if call.method == "type" else next(
+                    (a.value for a in call.node.args if a.keyword is None or a.keyword.value == "device"), None
+                )
                 if given is None:
-                    said = (f"`.cuda()` in {where}: the model fails on CPU and ignores the device it was moved to; "
+                    moved = f"`.type({ctx.code(call.node.args[0].value)})`" if call.method == "type" else "`.cuda()`"
+                    said = (f"{moved} in {where}: the model fails on CPU and ignores the device it was moved to; "
                             "use the input's device (`.to(x.device)`)")
                 else:  # `.cuda(device)`, `.cuda(x.get_device())`: the right GPU, but never the CPU
                     device = ctx.code(given)
@@ -838,6 +842,15 @@ def _walked_pairs(target: cst.BaseExpression, it: cst.BaseExpression) -> list[tu
     return [(base, target.value)] if base is not None and isinstance(target, cst.Name) else []
 
 
+def _number_expression(node: cst.BaseExpression) -> bool:
+    """`1/4`, `-1`, `1e-6`: arithmetic on number literals only."""
+    if isinstance(node, cst.UnaryOperation):
+        return _number_expression(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _number_expression(node.left) and _number_expression(node.right)
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
 def _number_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         node = node.expression
@@ -1276,10 +1289,18 @@ def _args_bound_to(call: cst.Call, params: set[str] | None, all_params: tuple[st
     return bound
 
 
+def _cuda_type(call: cst.Call) -> bool:
+    """`.type(torch.cuda.FloatTensor)`: a cast that also puts the tensor on the current GPU, like `.cuda()`."""
+    return (
+        isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and len(call.args) == 1
+        and (dotted_name(call.args[0].value) or "").startswith("torch.cuda.")
+    )
+
+
 def _moves_device(call: cst.Call) -> bool:
     """`.cuda()`, `.to(device)`, `.to(x)`: not `.to(x.dtype)`, `.to(torch.float16)` or `.to(memory_format=...)`."""
     method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-    if method == "cuda":
+    if method == "cuda" or _cuda_type(call):
         return True
     target = _device_argument(call) if method == "to" else None
     return target is not None and not _is_cast(target)
@@ -1667,8 +1688,10 @@ def _is_zero_size(call: cst.Call, factory: str | None = None) -> bool:
 
 
 def _is_zero_dim_size(call: cst.Call) -> bool:
+    """`torch.zeros(())`, `torch.zeros(size=(), dtype=torch.long)`: a 0-dim tensor."""
     args = positional_args(call)
-    return len(args) == 1 and isinstance(args[0], cst.Tuple) and not args[0].elements
+    size = args[0] if len(args) == 1 else (keyword_arg(call, "size").value if keyword_arg(call, "size") and not args else None)
+    return isinstance(size, cst.Tuple) and not size.elements
 
 
 def _device_fix(ctx, call: cst.Call, forward: FunctionInfo):
@@ -2027,12 +2050,15 @@ def _name_uses(fn: FunctionInfo) -> dict[str, list]:
 
 
 def _host_parameter(fn: FunctionInfo, name: str) -> bool:
-    """A parameter that is plainly a number or a setting: annotated so, or named so (`num`, `seq_len`)."""
+    """A parameter that is plainly a number or a setting: annotated so, named so (`num`, `seq_len`), or
+    given a number for default (`def forward(self, input, scale=1/4)`)."""
     if fn.node is not None:
         for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
             if param.name.value == name and param.annotation is not None:
                 text = cst.Module([]).code_for_node(param.annotation.annotation)
                 return text in ("int", "float", "bool", "str") or text.startswith(("Optional[int", "Optional[bool"))
+            if param.name.value == name and param.default is not None and _number_expression(param.default):
+                return True
     return bool(_HOST_PARAM.search(name))
 
 
@@ -2098,7 +2124,7 @@ def _arithmetic_operands(fn: FunctionInfo) -> set[str]:
 
 def _placed_on_device(call: cst.Call) -> bool:
     """`t.cuda()`, `torch.arange(n, device=x.device)`, `t.to(x.device)`: the result is on the model's device."""
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda" or _cuda_type(call):
         return True
     target = _device_argument(call)
     if target is None or _is_cast(target) or _is_cpu(target):
@@ -2722,7 +2748,7 @@ class _UseScan(cst.CSTVisitor):
                     self.moved_names.add(name)
         if (
             isinstance(node.func, cst.Attribute) and node.func.attr.value == "type" and node.args
-            and not (dotted_name(node.args[0].value) or "").startswith("torch.")
+            and (_cuda_type(node) or not (dotted_name(node.args[0].value) or "").startswith("torch."))
         ):
             self.moved.add(id(node.func.value))  # `.type(dtype)` with dtype = x.type(): 'torch.cuda.FloatTensor'
             # (`torch.eye(2).view(1, 1, 2, 2).type(value.type())`: the factory under the reshaping moves too)

@@ -83,7 +83,7 @@ class EvalWithoutNoGrad(Rule):
                 per_batch = batched or batches_inside or switched or evaluation.called_per_batch_in_evaluation(
                     run.call.function
                 ) or _handed_on_as_callback(ctx.facts, run.call.function)
-                if not (per_batch or serving):
+                if not (per_batch or serving or _output_only_read_on_host(run.call)):
                     continue  # one call whose output may feed a caller's loss (PPO's evaluate_actions)
                 if not per_batch and not switches_modes and _hands_back_graph(run.call):
                     # a library's `predict(x)` that returns the scores as tensors and leaves modes to its users
@@ -271,6 +271,56 @@ def _handed_on_as_callback(facts, fn) -> bool:
         c.dotted != name and any(isinstance(a.value, cst.Name) and a.value.value == name for a in c.node.args)
         for c in facts.calls
     )
+
+
+_DETACHING = frozenset({"detach", "numpy", "item", "tolist"})
+
+
+def _output_only_read_on_host(call) -> bool:
+    """`sr = evaluator(net)` then only `sr.cpu().detach().numpy()`: every read of the output cuts it off
+    the graph, so the graph the call builds is waste whoever called the pass (a pansharpening test that
+    fuses the whole test image in one call)."""
+    fn = call.function
+    assigned = next((a for a in fn.assigns if a.value is call.node), None)
+    if assigned is None or len(assigned.targets) != 1 or not assigned.targets[0].isidentifier() or fn.node is None:
+        return False
+    target = assigned.targets[0]
+    detached: set[int] = set()
+    for c in fn.calls:
+        func = c.node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _DETACHING):
+            continue
+        base = func.value
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in ("cpu", "detach"):
+            base = base.func.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "data":
+            base = base.value
+        if isinstance(base, cst.Name) and base.value == target:
+            detached.add(id(base))
+    reads: list[cst.Name] = []
+
+    class _Reads(cst.CSTVisitor):
+        """The reads of the output, from its assignment to the next one (`sr = sr.cpu().detach().numpy()`
+        reads it, then names something else)."""
+        started = stopped = False
+
+        def visit_Assign(self, node: cst.Assign) -> bool:
+            if node is assigned.node:
+                self.started = True
+                return False
+            rebinds = any(isinstance(t.target, cst.Name) and t.target.value == target for t in node.targets)
+            if self.started and rebinds and not self.stopped:
+                node.value.visit(self)
+                self.stopped = True
+                return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == target and self.started and not self.stopped:
+                reads.append(node)
+
+    fn.node.body.visit(_Reads())
+    return bool(reads) and all(id(r) in detached for r in reads)
 
 
 def _hands_back_graph(call) -> bool:

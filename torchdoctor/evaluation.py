@@ -53,8 +53,8 @@ _EVAL_NAME = _SnakeCased(re.compile(
 ))
 # `model_target`, `model_source`, `model_ema`, `model_without_ddp`: a model named by its role (not
 # `model_transform`, `model_registry`, pydantic's `model_dump`)
-# (`net_G`, `net_D`: imaginaire's generator and discriminator, `netG`'s spelling with an underscore)
-_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$|^net_[A-Z]{1,2}$")
+# (`net_G`, `net_D`: imaginaire's generator and discriminator; `netC`, `netE`: a classifier and encoder named as DCGAN names `netG`)
+_ROLE_MODEL_NAME = re.compile(r"^(model|net)_(target|source|ema|teacher|student|without_ddp|with_loss|with_losses)$|^net_?[A-Z]{1,2}$")
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|classifier|encoder|decoder|generator|discriminator|backbone|policy|actor|critic|"
     r"netG|netD|transformer|resnet|cnn|(bi)?(rnn|lstm|gru)|mlp|vae|unet|engine|ranker|reranker|biencoder)s?\d*$",
@@ -355,6 +355,18 @@ class Evaluation:
         held = dotted_name(func.value)
         name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
         if held is None or not isinstance(name, str) or not name.isidentifier() or held not in self._switched_containers:
+            return None
+        self._items_written[f"{held}.{name}"] = f"{held}[{key.value}]"
+        return f"{held}.{name}"
+
+    def _keyed_item(self, value: cst.BaseExpression) -> str | None:
+        """`networks['classifier_k']` handed to a helper: one of the networks the caller holds in a dict
+        (and may switch as a whole), named `networks.classifier_k` as `_item_of_switched_container` names it."""
+        if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index)):
+            return None
+        key, held = value.slice[0].slice.value, dotted_name(value.value)
+        name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        if held is None or not isinstance(name, str) or not name.isidentifier():
             return None
         self._items_written[f"{held}.{name}"] = f"{held}[{key.value}]"
         return f"{held}.{name}"
@@ -833,7 +845,7 @@ class Evaluation:
                 if distinct:
                     continue
             for arg in c.node.args:
-                name = dotted_name(arg.value)
+                name = dotted_name(arg.value) or self._keyed_item(arg.value)
                 if name is None:
                     continue
                 param = self._param_bound_to(helper, c, arg)
@@ -988,6 +1000,9 @@ class Evaluation:
         if call.dotted is None or call.qualname is not None:
             return []
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
+        # (an evaluator handed in, `def eval_test(net, evaluator)`: judged for gradients only, since the network
+        # is a parameter too, and which class it holds is the callers' to say)
+        handed = isinstance(call.node.func, cst.Name) and call.node.func.value in call.function.params
         method = inst.cls.methods.get("__call__") if inst is not None and inst.cls is not None else None
         if method is None or any(c.method in ("eval", "train") for c in method.calls):
             return []  # (an evaluator that switches the model itself is judged where it does; `@torch.no_grad()` on
@@ -996,7 +1011,7 @@ class Evaluation:
         for arg in call.node.args:
             name, param = dotted_name(arg.value), self._param_bound_to(method, call, arg)
             if name and param and self.is_model_name(name) and _calls_param(method, param):
-                runs.append(ModelRun(call, name, grad_off_inside=self._runs_param_without_grad(method, param)))
+                runs.append(ModelRun(call, name, not handed, self._runs_param_without_grad(method, param)))
         return runs
 
     def _switched_off(self, call: CallInfo) -> bool:
@@ -1263,8 +1278,8 @@ class Evaluation:
                 if inst is None or inst.cls is None or inst.declared or self.training.is_module_class(inst.facts, inst.cls):
                     return None
                 method = self._method_of(inst.facts, inst.cls, "__call__")
-                if method is None:
-                    return None
+                if method is None or any(_calls_param(method, self._param_bound_to(method, call, a) or "") for a in call.node.args):
+                    return None  # `evaluator(net)`: an evaluator handed the network, judged as one (`_evaluator_object_runs`)
                 judge = self.for_file(inst.facts)
                 held = judge.held_model_runs(method)
                 off = off and (not held or judge.all_grad_off(held))

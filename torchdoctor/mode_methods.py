@@ -101,9 +101,17 @@ def eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
     method = cls.methods.get("eval")
     if method is None or method.node is None or tuple(method.params) != ("self",):
         return None
-    if any(call.dotted != "print" for call in method.calls):
+    if any(call.dotted != "print" for call in method.calls) or _raises(method):
         return None
     return method
+
+
+def _raises(method: FunctionInfo) -> bool:
+    """`def eval(self): raise NotImplementedError` (a solver's unfinished mode): calling it fails loudly."""
+    return any(
+        isinstance(line, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in line.body)
+        for line in method.node.body.body
+    )
 
 
 # Lightning calls these to switch the model to eval mode before each validation/test/predict loop
