@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import libcst as cst
 
 from torchdoctor.dataflow import is_none
 from torchdoctor.facts import calls_within, dotted_name, ends_in_jump, exclusive_branches, is_test_module, names_in, within
 from torchdoctor.rule import Rule
+from torchdoctor.training import resets_nothing
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
 
@@ -124,6 +126,43 @@ class MissingZeroGrad(Rule):
                     f"{never}, so they sum across steps; call "
                     f"`{shown}.zero_grad()` after each step",
                 )
+        yield from self._step_methods_run_elsewhere(ctx, flagged)
+
+    def _step_methods_run_elsewhere(self, ctx, flagged: set[int]):
+        """CycleGAN's `optimize_parameters()`: a method that runs backward and steps once per call, with no
+        loop of its own, run by a training loop in another file of the project (`for data in loader:
+        model.set_input(data); model.optimize_parameters()`). With no reset in the method, nor in the
+        loops that call it (nor in the methods they call on the model), gradients sum across iterations."""
+        project, training = ctx.project, ctx.training
+        if project is None:
+            return
+        for cls in ctx.facts.all_classes:
+            for method in cls.methods.values():
+                if method.loops and all(not training._over_optimizers(loop) for loop in method.loops):
+                    continue  # a method with a loop of its own is judged by that loop
+                if not any(c.method == "backward" for c in method.calls) and not any(c.method == "step" for c in method.calls):
+                    continue
+                events = training.function_events(method)
+                steps = [e for e in events if e.kind == "step" and e.direct and e.target and e.target != "<manual>"]
+                if not steps or not any(e.kind == "backward" and e.direct for e in events):
+                    continue
+                resets = {e.target for e in events if e.kind == "reset"}
+                steppers = {e.target for e in steps}
+                left = [e for e in steps if id(e.node) not in flagged and not self._reset(training, e.target, resets, steppers)]
+                if not left:
+                    continue
+                site = _run_each_iteration_elsewhere(ctx, cls, method)
+                if site is None:
+                    continue
+                for event in left:
+                    flagged.add(id(event.node))
+                    shown = event.target.replace("[]", "[...]")
+                    yield ctx.report(
+                        event.node,
+                        f"optimizer '{shown}' is stepped on every call of `{cls.name}.{method.name}()`, which "
+                        f"{site} calls every iteration, but its gradients are never reset, so they sum across steps; "
+                        f"call `{shown}.zero_grad()` before the backward",
+                    )
 
     def _reset_on_every_path(self, facts, training, loop, events, step) -> bool:
         """Whether each backward that can reach this step meets a reset. A reset in the other branch
@@ -193,6 +232,34 @@ class MissingZeroGrad(Rule):
 
 _OPTIMIZER_WORD = re.compile(r"optimizer|optim|opt|solver", re.I)
 _MODEL_WORD = re.compile(r"^(net|model)|(net|model)$", re.I)
+
+
+def _run_each_iteration_elsewhere(ctx, cls, method) -> str | None:
+    """Where (`train.py:37`) a loop of another file calls `<obj>.<method>()` each iteration, when every
+    call of it in the project sits in such a loop and none of those loops resets gradients itself or
+    through another method it calls on that object. None otherwise (or when this file calls it)."""
+    if any(c.method == method.name for c in ctx.facts.calls):
+        return None  # called here: the loops of this file say how
+    sites = ctx.project.outside_callers(ctx.facts, method.name)
+    if not sites:
+        return None
+    for facts, site in sites:
+        loop = site.context.loop
+        if loop is None or any(_resets_grad_in(c) for c in loop.calls) or any(
+            isinstance(a.node, cst.Assign) and ".grad" in facts.module.code_for_node(a.node).split("=")[0] for a in loop.assigns
+        ):
+            return None
+        for other in loop.calls:  # `model.set_input(data)`: none of the methods it may run resets
+            if other.receiver == site.receiver and other.method not in (None, method.name):
+                found = ctx.project.methods_named(ctx.facts, other.method)
+                if any(not resets_nothing(m) for _, m in found):
+                    return None
+    facts, site = sites[0]
+    return f"`{site.receiver}.{method.name}()` in {Path(facts.path).name}"
+
+
+def _resets_grad_in(call) -> bool:
+    return call.method in ("zero_grad", "zero_grads", "clear_grad", "clear_gradients")
 
 
 def _role(name: str, word: re.Pattern) -> str:

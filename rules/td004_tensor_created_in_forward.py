@@ -1070,6 +1070,41 @@ def _moved_attribute(fn: FunctionInfo, attribute: str) -> bool:
     )
 
 
+def _buffer_read_safely(fn: FunctionInfo, attr: str) -> bool:
+    """Every read of the buffer `self.<attr>` in the class is read back as a number (`self.HW.item()`) or
+    taken into a name the same method moves to the input's device (`mask = self.attn_mask` ...
+    `mask = mask.to(x.device)`): registered on the CPU while the model runs, it meets nothing there."""
+    cls = fn.self_class()
+    if cls is None:
+        return False
+    dotted = f"self.{attr}"
+    safe = 0
+    for method in cls.methods.values():
+        safe += sum(1 for c in method.calls if c.receiver == dotted and c.method in ("item", "tolist"))
+        for a in method.assigns:
+            if len(a.targets) == 1 and dotted_name(a.value) == dotted and any(
+                b.targets == a.targets and isinstance(b.value, cst.Call) and _moves_device(b.value)
+                and dotted_name(b.value.func.value) == a.targets[0] and b.context.order > a.context.order
+                for b in method.assigns
+            ):
+                safe += 1
+    reads = 0
+
+    class _Reads(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            nonlocal reads
+            reads += dotted_name(node) == dotted
+            return True
+
+    for method in cls.methods.values():
+        if method.node is not None:
+            method.node.body.visit(_Reads())
+    return reads > 0 and reads == safe
+
+
 def _autograd_function_forward(fn: FunctionInfo) -> bool:
     """The static `forward(ctx, ...)` of a custom `torch.autograd.Function`: what it returns is its output."""
     return fn.name == "forward" and fn.params[:1] == ("ctx",)
@@ -2792,8 +2827,10 @@ class _UseScan(cst.CSTVisitor):
             key = node.args[0].value if node.args else None
             if isinstance(key, cst.SimpleString) and _moved_attribute(self.fn, f"self.{key.evaluated_value}"):
                 self.moved_names.update(r.value for r in registered)
-            else:
+            elif not (isinstance(key, cst.SimpleString) and _buffer_read_safely(self.fn, str(key.evaluated_value))):
                 self._made_buffers.update(id(r) for r in registered)
+            elif node.args[1:2] and isinstance(node.args[1].value, cst.Call):
+                self.indexing.update(id(part) for part in _shaping_chain(node.args[1].value))  # only read back as numbers
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CPU_SIDE_METHODS:
             self._cpu_side_depth += 1
             # `if torch.rand(1).item() < p:`: read back as a Python number where it is made

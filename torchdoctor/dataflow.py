@@ -508,9 +508,13 @@ class DataFlow:
         return False
 
     def literal_argument(self, fn: FunctionInfo, param: str, site: CallInfo):
-        """The literal `site` gives `param`: passed, or the parameter's default when the call passes
-        nothing for it and spreads no `*args`/`**kwargs`; _UNKNOWN otherwise."""
+        """The literal `site` gives `param`: passed (or held by the name passed, `args = None`), or the
+        parameter's default when the call passes nothing for it and spreads no `*args`/`**kwargs`;
+        _UNKNOWN otherwise."""
         given = self.argument_for(fn, param, site)
+        if isinstance(given, cst.Name) and given.value not in ("None", "True", "False"):
+            held = self.value_of(given.value, site.function, site.context.order)  # `args = None` ... `Net(args)`
+            given = held[0] if held is not None else given
         if given is not None:
             return _literal(given)
         if any(a.star for a in site.node.args):
@@ -1343,6 +1347,17 @@ def flag_tested(test: cst.BaseExpression | None, params, kept: dict[str, str] | 
         return test.value, not negated
     if kept and isinstance(test, cst.Attribute) and dotted_name(test) in kept:
         return kept[dotted_name(test)], not negated
+    if negated:
+        return None
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # `if hasattr(args, 'dropout') and args.dropout:` holds only when each side does
+        sides = [flag_tested(side, params, kept) for side in (test.left, test.right)]
+        return next((found for found in sides if found is not None and found[1]), None)
+    held = test.args[0].value if isinstance(test, cst.Call) and dotted_name(test.func) == "hasattr" and test.args else (
+        test.value if isinstance(test, cst.Attribute) else None
+    )  # `hasattr(args, 'dropout')`, `args.dropout`: never true of an `args` that is None
+    if isinstance(held, cst.Name) and held.value in params and held.value not in ("self", "cls"):
+        return held.value, True
     return None
 
 
@@ -1423,15 +1438,17 @@ def _public_torch_name(qualified: str | None) -> str | None:
 def _forward_hands_input_to_cross_entropy(facts, cls) -> bool:
     """A loss class whose forward hands its first input to `F.cross_entropy` or `log_softmax` (DeepLabV3+'s
     `FocalLoss`, a masked cross-entropy that first selects the unmasked rows of it, wise-ft's
-    `LabelSmoothing`), or to a `self.ce = nn.CrossEntropyLoss()` of its own (arcface's `FocalLoss`):
-    it takes logits."""
+    `LabelSmoothing`), or to a `self.ce = nn.CrossEntropyLoss()` of its own (arcface's `FocalLoss`) or one
+    it builds as it runs: it takes logits."""
     forward = facts.find_method(cls, "forward")
     if forward is None or len(forward.params) < 2:
         return False
     first = forward.params[1]
-    own = {  # `self.ce = nn.CrossEntropyLoss()` in __init__ (or `nn.CrossEntropyLoss().cuda()`: Pixel2Mesh)
+    own = {  # `self.ce = nn.CrossEntropyLoss()` in __init__ (or `nn.CrossEntropyLoss().cuda()`: Pixel2Mesh), or
+        # `wce_loss = nn.CrossEntropyLoss(weight=self.weight)` built in forward itself (TransMIL's weighted CE)
         t for m in cls.methods.values() for a in m.assigns if isinstance(under_moves(a.value), cst.Call)
-        and facts.qualify(under_moves(a.value).func) in _LOGIT_TAKERS for t in a.targets if t.startswith("self.")
+        and facts.qualify(under_moves(a.value).func) in _LOGIT_TAKERS for t in a.targets
+        if t.startswith("self.") or m is forward and t.isidentifier()
     }
     for c in forward.calls:
         if c.node.args and _reshaped_from(c.node.args[0].value, first) and (c.qualname in _LOGIT_TAKERS or c.dotted in own):

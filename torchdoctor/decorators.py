@@ -21,15 +21,17 @@ def is_no_grad_name(name: str | None) -> bool:
 
 
 def wraps_in_no_grad(fn: FunctionInfo) -> bool:
-    """`def deco(func): def wrapper(*a, **k): with torch.no_grad(): return func(*a, **k); return wrapper`,
-    or `return torch.no_grad()(func)`: every call of the decorated function runs with gradients off."""
+    """`def deco(func): def wrapper(*a, **k): with torch.no_grad(): return func(*a, **k); return wrapper`
+    (or a wrapper decorated with `@torch.no_grad()`), or `return torch.no_grad()(func)`: every call of the decorated function runs with gradients off."""
     if fn.node is None or not fn.params:
         return False
     wrapped = fn.params[0]
     returned = {dotted_name(ret.value) for ret, _ in fn.returns if ret.value is not None}
     for name, inner in fn.nested.items():
         if name in returned and any(
-            c.dotted == wrapped and any(is_no_grad_name(w) for w in c.context.withs) for c in inner.calls
+            c.dotted == wrapped and (any(is_no_grad_name(w) for w in c.context.withs) or any(
+                is_no_grad_name(d) for d in inner.decorators  # DM-Font's `@torch.no_grad() def decorated(...)`
+            )) for c in inner.calls
         ):
             return True
     return any(

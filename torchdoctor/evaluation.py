@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import libcst as cst
 from torchdoctor.dataflow import MODEL_WRAPPERS, is_model_factory, is_none, under_moves
 from torchdoctor.decorators import NO_GRAD_WORDS, is_no_grad_name
 from torchdoctor.facts import (
-    AssignInfo, CallInfo, FunctionInfo, annotation_of, argument, call_receiver, calls_on_super, calls_within,
+    AssignInfo, CallInfo, ClassInfo, FunctionInfo, annotation_of, argument, call_receiver, calls_on_super, calls_within,
     dotted_name, exclusive_branches, import_heads, is_test_file, is_test_module, keyword_arg, names_in, unwrap_iter,
     within,
 )
@@ -29,6 +29,7 @@ from torchdoctor.project import lookup_class, method_and_file, stored_as_value
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
 _CAMEL_HUMP = re.compile(r"([a-z0-9])([A-Z])")
+_TRAINING_METHOD = re.compile(r"^(optimize|train|fit|update|learn)(_|$)")
 
 
 class _SnakeCased:
@@ -210,6 +211,8 @@ class Evaluation:
             return False
         if isinstance(call.node.func, cst.Name) and is_model_factory(call.dotted) and not self._bound_name(call):
             return False  # `TripletNet(resnet101())` with `from net import *`: a factory builds a model, runs none
+        if isinstance(call.node.func, cst.Name) and self._holds_class_loaded_by_name(call):
+            return False  # `model = get_model(args)` then `net = model(args)`: the class is built, not run
         inst = self.flow.instance_of(call.node.func, call.function, call.context.order)
         if inst is not None and inst.cls is not None:
             # (`self.rvm = RelativeVolumeMel()` from the project's metrics/ package scores outputs: no model)
@@ -493,7 +496,7 @@ class Evaluation:
             # (nnU-Net flow trainers' `compute_losses_label_prediction`: a loss of the prediction variant, for training)
             named = _EVAL_NAME.search(fn.name) and not _LOSS_HELPER.match(fn.name)
             if named or any(d.rsplit(".", 1)[-1] in NO_GRAD_WORDS for d in fn.decorators):
-                calls = tuple(r for r in self.model_runs(fn) if self._runs_per_batch(r.call))
+                calls = tuple(self._modes_left_to_callers_elsewhere(r) for r in self.model_runs(fn) if self._runs_per_batch(r.call))
                 # (captum's `train_and_eval`: `self.lm.fit(loader)` then `self.lm(x_test)` trains the model it scores)
                 calls = tuple(r for r in calls if not any(c.method == "fit" and c.receiver == r.model for c in fn.calls))
                 if calls and not self._shared_with_training(fn) and not self._hook_of_base_passes(fn):
@@ -865,6 +868,20 @@ class Evaluation:
         if "import_module" in self.facts.source:
             runs = [r for r in runs if not (r.model and self._picked_at_run_time(r.model, fn, r.call.context.order))]
         return runs
+
+    def _holds_class_loaded_by_name(self, call: CallInfo) -> bool:
+        """`model = get_model(args)`, where the project's `get` returns `getattr(import_module(name), cls)`:
+        the name holds a class picked by a string (NLSPN's model registry), so calling it builds a model."""
+        held = self.flow.value_of(call.node.func.value, call.function, call.context.order)
+        value = held[0] if held is not None else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return False
+        found = self._project_function(value.func)
+        if found is None:
+            return False
+        facts, loader = found
+        returns = [r.value for r, _ in loader.returns]
+        return bool(returns) and all(_class_from_module(facts, loader, r) for r in returns)
 
     def _picked_at_run_time(self, name: str, fn: FunctionInfo, order: int, depth: int = 0) -> bool:
         """`model = importlib.import_module(f"Miniproject_{n}.model")`, `Model = importlib.import_module(...).Model`,
@@ -1867,6 +1884,8 @@ class Evaluation:
         sites = self.flow.call_sites(call.function)
         if bool(sites) and all(s.context.loops for s in sites):
             return True
+        if not sites and self.called_in_loops_elsewhere(call.function):
+            return True  # pix2pix's `BaseModel.test()`, which test.py calls once per batch
         # `def test(): output = model(features, adj)`: a full-graph evaluation of the trained global model,
         # unlike a smoke test that builds its own model and feeds it `torch.randn(...)`
         model = (call.dotted or "").split(".", 1)[0]
@@ -1894,6 +1913,35 @@ class Evaluation:
         return (
             bool(sites) and not call.context.loops and not built_here and not random_input and not call.function.params
             and not _one_training_batch(call.function)
+        )
+
+    def _modes_left_to_callers_elsewhere(self, run: ModelRun) -> ModelRun:
+        """A run that counts as per batch only because other files call its method in loops (pix2pix's
+        `model.test()`): judged for gradients only, since those callers (a test script's `model.eval()`,
+        an `opt.is_train` the wrapper reads) set the modes out of sight."""
+        call = run.call
+        if not run.has_modes or call.context.loops or self.flow.call_sites(call.function):
+            return run
+        if any(p not in ("self", "cls") for p in call.function.params) or not self.called_in_loops_elsewhere(call.function):
+            return run
+        return replace(run, has_modes=False)
+
+    def called_in_loops_elsewhere(self, fn: FunctionInfo, evaluating: bool = False) -> bool:
+        """A method running the object's own `forward()` that other files of the project call on an object
+        (`model.test()`), each time inside a loop and with gradients on (`for data in dataset:
+        model.set_input(data); model.test()`); with `evaluating`, a loop that runs no backward and no method
+        named for training. (A caller that runs a project object's method is judged where it calls.)"""
+        project = self.training.project
+        if project is None or fn.cls is None or not any(c.dotted == "self.forward" for c in fn.calls):
+            return False  # (only pix2pix's idiom: a model wrapper whose method runs its own `forward()`)
+        sites = project.outside_callers(self.facts, fn.name)
+        return bool(sites) and all(
+            site.context.loops and not any(is_no_grad_name(w) for w in site.context.withs)
+            and not any(is_no_grad_name(d) for d in site.function.decorators)
+            and not (evaluating and any(
+                c.method == "backward" or c.method == "step" or _TRAINING_METHOD.match(c.method or "")
+                for c in site.context.loops[-1].calls
+            )) for _, site in sites
         )
 
     @cached_property
@@ -2104,6 +2152,8 @@ class Evaluation:
             sites = [(self, s) for s in self.flow.instance_call_sites(fn)]
         if not sites and fn.cls is not None and _EVAL_STEP_HOOK.match(fn.name):
             return True  # a trainer's `prediction_step(model, inputs)`: the framework's evaluation loop calls it per batch
+        if not sites and self.called_in_loops_elsewhere(fn, evaluating=True):
+            return True  # pix2pix's `model.test()`, once per batch of test.py
         return bool(sites) and all(judge._per_batch_site(s, depth) for judge, s in sites)
 
     def _per_batch_site(self, site: CallInfo, depth: int) -> bool:
@@ -2191,6 +2241,9 @@ class Evaluation:
                     self._asking.discard(id(call.node))
             if self._known_by_its_methods(model) is False:
                 return False
+            picked = self._classes_picked_from_package(made)
+            if picked:  # `getattr(models, config.model)(...)`: whichever class the project's package exports
+                return any(self.modes.class_has_mode_layers(f, c) for f, c in picked)
             named = self._classes_named_like(made)
             if named:  # `from model import Net` that no file of the project answers: every `class Net` it has
                 return any(self.modes.class_has_mode_layers(f, c) for f, c in named)
@@ -2205,6 +2258,32 @@ class Evaluation:
             said if (said := self._called_method_has_modes(i, call, model)) is not None else self.modes.instance_has_mode_layers(i)
             for i in choices
         )
+
+    def _classes_picked_from_package(self, made) -> list:
+        """For `getattr(models, name)(...)` with `import models` a package of the project: the module classes
+        its `__init__` defines or imports, one of which the string picks (empty when any cannot be found)."""
+        project = self.training.project
+        if made is not None and made.qualname() in MODEL_WRAPPERS and made.call.args:  # `nn.DataParallel(model)`
+            made = self.flow.flow_for(made.facts).origin(made.call.args[0].value, made.function, made.order)
+        built = made.call if made is not None else None
+        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and isinstance(built.func.value, cst.Call):
+            built = built.func.value  # `getattr(models, name)(path).cuda()`
+        func = built.func if isinstance(built, cst.Call) else None
+        if project is None or not (isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and func.args):
+            return []
+        package = dotted_name(func.args[0].value)
+        imported = made.facts.imported.get(package or "")
+        if imported is None or imported.name is not None or made.facts.path == "<string>":
+            return []  # (`import models`, not `from torchvision import models`)
+        facts = project.module_facts(Path(made.facts.path), imported.module)
+        if facts is None:
+            return []
+        found = [(facts, cls) for cls in facts.all_classes]
+        for local in facts.imported:
+            hit = project.resolve_imported(facts, local)
+            if hit is not None and isinstance(hit[1], ClassInfo):
+                found.append(hit)
+        return [(f, c) for f, c in found if self.training.is_module_class(f, c)]
 
     def _class_handed_to_factory(self, call: CallInfo, model: str, made) -> tuple | None:
         """(facts, class) for `model = load_model(LSTMModel)` where the project's `load_model(model_class,
@@ -4382,6 +4461,17 @@ def _abstract_forward(facts, cls) -> bool:
         return _abstract_method(facts, forward, bare_body=False)
     declared = [m for name, m in cls.methods.items() if name != "__init__"]
     return bool(declared) and all(_abstract_method(facts, m, bare_body=False) for m in declared)
+
+
+def _class_from_module(facts, fn: FunctionInfo, value: cst.BaseExpression | None) -> bool:
+    """`getattr(module, name)` with `module = import_module(...)`: a class looked up by its name."""
+    if not (isinstance(value, cst.Call) and dotted_name(value.func) == "getattr" and value.args):
+        return False
+    held = value.args[0].value
+    if isinstance(held, cst.Name):
+        assigned = [a.value for a in fn.assigns if a.targets == (held.value,)]
+        held = assigned[0] if len(assigned) == 1 else None
+    return isinstance(held, cst.Call) and (facts.qualify(held.func) or "") == "importlib.import_module"
 
 
 def _abstract_method(facts, method: FunctionInfo, bare_body: bool = True) -> bool:

@@ -293,6 +293,9 @@ class FileFacts:
         # Every top-level class, in source order, with both versions of `if cuda: class WKV ... else: class WKV`
         # (`classes` keeps the last one, as a name lookup at run time would).
         self.all_classes: list[ClassInfo] = []
+        # Classes defined inside a function (sniklaus' networks define `class Matching(torch.nn.Module)` in
+        # `__init__` and build it there), by name
+        self.function_classes: dict[str, list[ClassInfo]] = {}
         self.toplevel_functions: dict[str, FunctionInfo] = {}
         self.calls: list[CallInfo] = []
         self.loops: list[LoopInfo] = []
@@ -583,6 +586,8 @@ class _FactsVisitor:
         if not self.classes and self.functions[-1].is_module:
             self.f.classes[info.name] = info
             self.f.all_classes.append(info)
+        elif not self.functions[-1].is_module and not (self.classes and self._directly_in_class(node)):
+            self.f.function_classes.setdefault(info.name, []).append(info)  # innermost scope: a function
         self.classes.append(info)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:

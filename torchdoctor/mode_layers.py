@@ -242,6 +242,8 @@ class ModeLayers:
                 return any(a.keyword is not None and a.keyword.value in ("dropout", "norm") for a in node.args) or any(
                     self._construction_has(facts, a.value, fn, depth + 1) for a in node.args
                 )
+            if _TORCHVISION_VGG.match(q) and fn is not None and _only_features_read(fn, node):
+                return False  # `vgg19(pretrained=True).features` sliced into a perceptual loss: no Dropout, no BatchNorm
             return self._unknown_constructor(q)
         name = dotted_name(node.func)
         if isinstance(node.func, cst.Call) and dotted_name(node.func.func) == "eval" and fn is not None and fn.name == "__init__":
@@ -402,6 +404,34 @@ class ModeLayers:
         if _HELPER_OBJECT.search(last):
             return False  # detectron2's `Box2BoxTransform`, a tokenizer, a sampler: objects with no layers
         return last[:1].isupper() or "model" in q.lower() or "net" in last.lower()
+
+
+# torchvision's plain VGGs: Dropout sits in `classifier` only, and `features` has no BatchNorm (the `_bn` ones do)
+_TORCHVISION_VGG = re.compile(r"^torchvision\.models\.(vgg\.)?vgg(11|13|16|19)$")
+
+
+def _only_features_read(fn: FunctionInfo, made: cst.Call) -> bool:
+    """`vgg = torchvision.models.vgg19(pretrained=True).to(device)` and then only `vgg.features` read."""
+    held = next((a.targets[0] for a in fn.assigns if len(a.targets) == 1 and a.targets[0].isidentifier()
+                 and a.value is not None and any(c is made for c in calls_within(a.value))), None)
+    if held is None or fn.node is None:
+        return False
+    reads, features = 0, 0
+
+    class _Reads(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal features
+            features += isinstance(node.value, cst.Name) and node.value.value == held and node.attr.value == "features"
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal reads
+            reads += node.value == held
+
+    fn.node.body.visit(_Reads())
+    return reads > 0 and reads == features
 
 
 @dataclass

@@ -337,8 +337,10 @@ class ProjectIndex:
                         scoped.setdefault(local, []).append(other.import_scope.get(id(imported)))
                 elif f"{local}.{function_name}(" in text:
                     whole = imported.module if imported.name is None else _submodule(imported.module, imported.name)
-                    if self.module_file(path, whole) == here:
-                        names.add(f"{local}.{function_name}")  # import inference ... inference.inference(...)
+                    if self._exports(path, whole, here, function_name):
+                        # import inference ... inference.inference(...); or `from utils import pipeline` ...
+                        # `pipeline.test_aug(...)`, re-exported by utils/pipeline/__init__.py
+                        names.add(f"{local}.{function_name}")
             if function_name not in other.toplevel_functions and function_name not in other.imported and any(
                 self._exports(path, star, here, function_name) for star in other.star_imports
             ):

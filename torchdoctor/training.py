@@ -331,6 +331,21 @@ class TrainingFacts:
                 events.append(Event("step", "<manual>", a.node, _outside_param_loop(a, loop), a.node))
         return events
 
+    def function_events(self, fn: FunctionInfo, depth: int = 3) -> list[Event]:
+        """Backward, step and reset events of one call of `fn`, following local helpers: a per-batch method
+        such as CycleGAN's `optimize_parameters()`, which a loop elsewhere calls once per iteration. Direct:
+        outside any loop of fn's own (or in one over the optimizers)."""
+        events: list[Event] = []
+        seen = {id(fn)}
+        for call in fn.calls:
+            loop = call.context.loop
+            direct = loop is None or loop.parent is None and self._over_optimizers(loop)
+            self._collect(call, direct, call.node, events, {}, depth, seen)
+        for a in fn.assigns:
+            if _resets_grad(a):
+                events.append(Event("reset", "<grad>", a.node, a.context.loop is None, a.node))
+        return events
+
     def _collect(self, call, direct, site, events, subst, depth, seen, in_step: bool = False, inner: tuple = ()) -> None:
         """`in_step`: inside the body of a call that is itself a step (`optim_schedule.step_and_update_lr()`),
         whose wrapped `self._optimizer.step()` is the same step, not another; its resets still count.
@@ -455,8 +470,8 @@ class TrainingFacts:
             # `for h in self.hooks: h.on_step_end(model=..., optimizer=self.opt)`: a hook of unknown class; harmless
             # when every method of that name the project defines is (simple_task_pytorch's checkpoint hooks)
             hooks = [m for _, m in self.project.methods_named(self.facts, call.method)]
-            return bool(hooks) and all(_resets_nothing(m) for m in hooks)
-        return bool(fns) and all(hasattr(fn, "calls") and _resets_nothing(fn) for fn in fns)
+            return bool(hooks) and all(resets_nothing(m) for m in hooks)
+        return bool(fns) and all(hasattr(fn, "calls") and resets_nothing(fn) for fn in fns)
 
     def _project_methods(self, call: CallInfo) -> list:
         """The methods `manager.register(...)` may run, for `manager = SnapshotManager(...)` built in the same
@@ -690,6 +705,9 @@ class TrainingFacts:
         found = lookup_class(self.project, self.facts, name)
         if found is not None:
             return self.is_module_class(found[0], found[1])
+        nested = self.facts.function_classes.get(name or "")
+        if nested and isinstance(node.func, cst.Name):  # `class Matching(torch.nn.Module)` written in `__init__`
+            return all(self.is_module_class(self.facts, cls) for cls in nested)
         # A layer class from another library (`from timm.layers import Block`): judged by its name.
         last = (name or "").rsplit(".", 1)[-1]
         head = (name or "").split(".", 1)[0]
@@ -892,6 +910,8 @@ def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The class names a variable may hold: `Block`, `nn.Conv2d`, either side of `A if c else B`."""
     if isinstance(value, cst.IfExp):
         return _class_alternatives(value.body) + _class_alternatives(value.orelse)
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("partial", "functools.partial") and value.args:
+        return _class_alternatives(value.args[0].value)  # DM-Font's `ConvBlk = partial(ConvBlock, norm=norm)`
     table = None  # `{"gat": GATLayer, "custom": CustomGATLayer}.get(kind, GATLayer)`, `{"a": A, "b": B}[kind]`
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
         table, default = value.func.value, [value.args[1].value] if len(value.args) > 1 else []
@@ -1116,13 +1136,13 @@ def _dict_bound_to(name: str, call: CallInfo) -> cst.Dict | None:
 _HOOK_METHOD = re.compile(r"^on_\w+$")  # `on_step_end`, `on_train_batch_end`: a callback's hook
 
 
-def _resets_nothing(fn, depth: int = 0) -> bool:
+def resets_nothing(fn, depth: int = 0) -> bool:
     """The function neither resets nor steps anything, nor writes a `.grad`; nor do the methods of its own
     class it calls (`self.step()` of mini_trainer's `MultiLogger.consume` counts the logger's own steps)."""
     for c in fn.calls:
         own = fn.cls.methods.get(c.method) if fn.cls is not None and c.receiver == "self" and c.method else None
         if own is not None and own is not fn:
-            if depth >= 3 or not _resets_nothing(own, depth + 1):
+            if depth >= 3 or not resets_nothing(own, depth + 1):
                 return False
         elif c.method in ("zero_grad", "zero_", "step") and not (
             c.method == "step" and _LR_HELPER.search(c.receiver or _element_of(c) or "")
