@@ -10,7 +10,7 @@ import libcst as cst
 from torchdoctor.dataflow import is_none
 from torchdoctor.facts import calls_within, dotted_name, ends_in_jump, exclusive_branches, is_test_module, names_in, within
 from torchdoctor.rule import Rule
-from torchdoctor.training import resets_nothing
+from torchdoctor.training import resets_grad, resets_nothing
 
 _ZERO_GRAD_AS_VALUE = re.compile(r"\.zero_grad\b(?!\s*\()")
 
@@ -138,10 +138,10 @@ class MissingZeroGrad(Rule):
             return
         for cls in ctx.facts.all_classes:
             for method in cls.methods.values():
-                if method.loops and all(not training._over_optimizers(loop) for loop in method.loops):
+                if method.loops and all(not training.over_optimizers(loop) for loop in method.loops):
                     continue  # a method with a loop of its own is judged by that loop
-                if not any(c.method == "backward" for c in method.calls) and not any(c.method == "step" for c in method.calls):
-                    continue
+                if not any(c.method in ("backward", "step") for c in method.calls):
+                    continue  # (neither here nor in what it calls first-hand: no need to follow its helpers)
                 events = training.function_events(method)
                 steps = [e for e in events if e.kind == "step" and e.direct and e.target and e.target != "<manual>"]
                 if not steps or not any(e.kind == "backward" and e.direct for e in events):
@@ -235,9 +235,10 @@ _MODEL_WORD = re.compile(r"^(net|model)|(net|model)$", re.I)
 
 
 def _run_each_iteration_elsewhere(ctx, cls, method) -> str | None:
-    """Where (`train.py:37`) a loop of another file calls `<obj>.<method>()` each iteration, when every
-    call of it in the project sits in such a loop and none of those loops resets gradients itself or
-    through another method it calls on that object. None otherwise (or when this file calls it)."""
+    """Which call (`model.optimize_parameters()` in train.py) runs the method each iteration of a loop of
+    another file, when every call of it in the project sits in such a loop and none of those loops resets
+    gradients itself or through another method it calls on that object. None otherwise (or when this file
+    calls it)."""
     if any(c.method == method.name for c in ctx.facts.calls):
         return None  # called here: the loops of this file say how
     sites = ctx.project.outside_callers(ctx.facts, method.name)
@@ -245,9 +246,7 @@ def _run_each_iteration_elsewhere(ctx, cls, method) -> str | None:
         return None
     for facts, site in sites:
         loop = site.context.loop
-        if loop is None or any(_resets_grad_in(c) for c in loop.calls) or any(
-            isinstance(a.node, cst.Assign) and ".grad" in facts.module.code_for_node(a.node).split("=")[0] for a in loop.assigns
-        ):
+        if loop is None or any(_resets_grad_in(c) for c in loop.calls) or any(resets_grad(a) for a in loop.assigns):
             return None
         for other in loop.calls:  # `model.set_input(data)`: none of the methods it may run resets
             if other.receiver == site.receiver and other.method not in (None, method.name):

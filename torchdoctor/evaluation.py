@@ -352,15 +352,9 @@ class Evaluation:
         (`for model in self.networks.values(): model.eval()`) or by key (`self.networks['x'].train()`):
         the item, named `self.networks.feat_model` as `_switched_item` names it."""
         func = call.node.func
-        if not isinstance(func, cst.Subscript) or len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+        if not isinstance(func, cst.Subscript) or dotted_name(func.value) not in self._switched_containers:
             return None
-        key = func.slice[0].slice.value
-        held = dotted_name(func.value)
-        name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
-        if held is None or not isinstance(name, str) or not name.isidentifier() or held not in self._switched_containers:
-            return None
-        self._items_written[f"{held}.{name}"] = f"{held}[{key.value}]"
-        return f"{held}.{name}"
+        return self._keyed_item(func)
 
     def _keyed_item(self, value: cst.BaseExpression) -> str | None:
         """`networks['classifier_k']` handed to a helper: one of the networks the caller holds in a dict
@@ -2261,7 +2255,8 @@ class Evaluation:
 
     def _classes_picked_from_package(self, made) -> list:
         """For `getattr(models, name)(...)` with `import models` a package of the project: the module classes
-        its `__init__` defines or imports, one of which the string picks (empty when any cannot be found)."""
+        its `__init__` defines or imports, one of which the string picks (empty when it also exports a
+        function or something from outside the project)."""
         project = self.training.project
         if made is not None and made.qualname() in MODEL_WRAPPERS and made.call.args:  # `nn.DataParallel(model)`
             made = self.flow.flow_for(made.facts).origin(made.call.args[0].value, made.function, made.order)
@@ -2278,11 +2273,16 @@ class Evaluation:
         facts = project.module_facts(Path(made.facts.path), imported.module)
         if facts is None:
             return []
+        if facts.toplevel_functions:
+            return []  # (a factory the string may pick as well)
         found = [(facts, cls) for cls in facts.all_classes]
-        for local in facts.imported:
+        for local, imported_there in facts.imported.items():
+            if imported_there.name is None:
+                continue  # `import torch`: a module, not something a model name picks
             hit = project.resolve_imported(facts, local)
-            if hit is not None and isinstance(hit[1], ClassInfo):
-                found.append(hit)
+            if hit is None or not isinstance(hit[1], ClassInfo):
+                return []  # a library class or a function: which it holds is not known here
+            found.append(hit)
         return [(f, c) for f, c in found if self.training.is_module_class(f, c)]
 
     def _class_handed_to_factory(self, call: CallInfo, model: str, made) -> tuple | None:

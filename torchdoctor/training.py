@@ -318,11 +318,11 @@ class TrainingFacts:
             direct = call.context.loop is loop
             if not direct and call.context.loop.parent is loop and self.event_of(call) == ("step", "<manual>"):
                 direct = True  # `for p in model.parameters(): p.data.add_(-lr * p.grad)`
-            elif not direct and call.context.loop.parent is loop and self._over_optimizers(call.context.loop):
+            elif not direct and call.context.loop.parent is loop and self.over_optimizers(call.context.loop):
                 direct = True  # `for opt in optimizers: opt.step()`: every optimizer, once per iteration
             self._collect(call, direct, call.node, events, {}, depth, seen)
         for a in loop.assigns:
-            if _resets_grad(a):
+            if resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is loop, a.node))
             elif _manual_update(a) and not self._is_perturbation(_base(a.targets[0]), loop.function) and (
                 not self._fresh_leaf_each_iteration(a, loop)
@@ -339,10 +339,10 @@ class TrainingFacts:
         seen = {id(fn)}
         for call in fn.calls:
             loop = call.context.loop
-            direct = loop is None or loop.parent is None and self._over_optimizers(loop)
+            direct = loop is None or loop.parent is None and self.over_optimizers(loop)
             self._collect(call, direct, call.node, events, {}, depth, seen)
         for a in fn.assigns:
-            if _resets_grad(a):
+            if resets_grad(a):
                 events.append(Event("reset", "<grad>", a.node, a.context.loop is None, a.node))
         return events
 
@@ -374,16 +374,16 @@ class TrainingFacts:
             seen.add(id(fn))
             for inner_call in fn.calls:
                 loop = inner_call.context.loop
-                inner_direct = direct and (loop is None or loop.parent is None and self._over_optimizers(loop))
+                inner_direct = direct and (loop is None or loop.parent is None and self.over_optimizers(loop))
                 self._collect(
                     inner_call, inner_direct, site, events, binding, depth - 1, seen, in_step, inner + inner_call.context.branches
                 )
             for a in fn.assigns:
-                if _resets_grad(a):
+                if resets_grad(a):
                     events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site, inner + a.context.branches))
             seen.discard(id(fn))
 
-    def _over_optimizers(self, loop: LoopInfo) -> bool:
+    def over_optimizers(self, loop: LoopInfo) -> bool:
         """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step
         (so does `for name in optimizers.keys():` over a dict of them, pytorch-kaldi's)."""
         if any(self.is_optimizer(t) for t in loop.targets):
@@ -1059,7 +1059,7 @@ def _outside_param_loop(a, loop) -> bool:
     return a.context.loop is loop or (a.context.loop is not None and a.context.loop.parent is loop)
 
 
-def _resets_grad(a) -> bool:
+def resets_grad(a) -> bool:
     """`p.grad = None`, `p.grad = torch.zeros_like(p)`; not `logits.grad /= norm`, which scales what is there,
     nor `delta.grad = delta.grad.sign()`, which keeps its direction."""
     targets, value = a.targets, a.value
