@@ -1724,8 +1724,8 @@ def _is_zero_size(call: cst.Call, factory: str | None = None) -> bool:
 
 def _is_zero_dim_size(call: cst.Call) -> bool:
     """`torch.zeros(())`, `torch.zeros(size=(), dtype=torch.long)`: a 0-dim tensor."""
-    args = positional_args(call)
-    size = args[0] if len(args) == 1 else (keyword_arg(call, "size").value if keyword_arg(call, "size") and not args else None)
+    args, keyword = positional_args(call), keyword_arg(call, "size")
+    size = args[0] if len(args) == 1 else keyword.value if keyword is not None and not args else None
     return isinstance(size, cst.Tuple) and not size.elements
 
 

@@ -273,7 +273,7 @@ def _handed_on_as_callback(facts, fn) -> bool:
     )
 
 
-_DETACHING = frozenset({"detach", "numpy", "item", "tolist"})
+_DETACHING = _TO_HOST - {"cpu"}  # (`.cpu()` alone keeps the graph: it is differentiable)
 
 
 def _output_only_read_on_host(call) -> bool:

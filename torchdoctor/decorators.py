@@ -22,7 +22,8 @@ def is_no_grad_name(name: str | None) -> bool:
 
 def wraps_in_no_grad(fn: FunctionInfo) -> bool:
     """`def deco(func): def wrapper(*a, **k): with torch.no_grad(): return func(*a, **k); return wrapper`
-    (or a wrapper decorated with `@torch.no_grad()`), or `return torch.no_grad()(func)`: every call of the decorated function runs with gradients off."""
+    (or a wrapper decorated with `@torch.no_grad()`), or `return torch.no_grad()(func)`: every call of the
+    decorated function runs with gradients off."""
     if fn.node is None or not fn.params:
         return False
     wrapped = fn.params[0]

@@ -336,14 +336,7 @@ class TrainingFacts:
         such as CycleGAN's `optimize_parameters()`, which a loop elsewhere calls once per iteration. Direct:
         outside any loop of fn's own (or in one over the optimizers)."""
         events: list[Event] = []
-        seen = {id(fn)}
-        for call in fn.calls:
-            loop = call.context.loop
-            direct = loop is None or loop.parent is None and self.over_optimizers(loop)
-            self._collect(call, direct, call.node, events, {}, depth, seen)
-        for a in fn.assigns:
-            if resets_grad(a):
-                events.append(Event("reset", "<grad>", a.node, a.context.loop is None, a.node))
+        self._collect_body(fn, True, fn.node, events, {}, depth, {id(fn)}, False, ())
         return events
 
     def _collect(self, call, direct, site, events, subst, depth, seen, in_step: bool = False, inner: tuple = ()) -> None:
@@ -372,16 +365,19 @@ class TrainingFacts:
             if id(fn) in seen:
                 continue
             seen.add(id(fn))
-            for inner_call in fn.calls:
-                loop = inner_call.context.loop
-                inner_direct = direct and (loop is None or loop.parent is None and self.over_optimizers(loop))
-                self._collect(
-                    inner_call, inner_direct, site, events, binding, depth - 1, seen, in_step, inner + inner_call.context.branches
-                )
-            for a in fn.assigns:
-                if resets_grad(a):
-                    events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site, inner + a.context.branches))
+            self._collect_body(fn, direct, site, events, binding, depth - 1, seen, in_step, inner)
             seen.discard(id(fn))
+
+    def _collect_body(self, fn, direct, site, events, subst, depth, seen, in_step: bool, inner: tuple) -> None:
+        """The events of one run of fn's body: its calls (direct when outside fn's own loops, or in one over
+        the optimizers) and its `.grad` resets."""
+        for inner_call in fn.calls:
+            loop = inner_call.context.loop
+            inner_direct = direct and (loop is None or loop.parent is None and self.over_optimizers(loop))
+            self._collect(inner_call, inner_direct, site, events, subst, depth, seen, in_step, inner + inner_call.context.branches)
+        for a in fn.assigns:
+            if resets_grad(a):
+                events.append(Event("reset", "<grad>", a.node, direct and a.context.loop is None, site, inner + a.context.branches))
 
     def over_optimizers(self, loop: LoopInfo) -> bool:
         """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step
