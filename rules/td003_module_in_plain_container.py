@@ -207,12 +207,13 @@ def _registered_arguments(call, last: str) -> list:
 
 def _deleted_after(facts, a: AssignInfo, attr: str) -> bool:
     """`del self.x_proj` later in the method that builds it: a temporary holder whose weights the
-    module copies into parameters of its own before dropping it."""
+    module copies into parameters of its own before dropping it. (Not `del self.layers[i].attn.bias`,
+    which drops a part of one element and keeps the list.)"""
     fn = a.function
     if fn.node is None:
         return False
     written = facts.module.code_for_node(fn.node)
-    return re.search(rf"^\s*del\s+(?:[\w.]+\s*,\s*)*{re.escape(attr)}\b", written, re.M) is not None
+    return re.search(rf"^\s*del\s+(?:[\w.]+\s*,\s*)*{re.escape(attr)}\s*(?:[,;#]|$)", written, re.M) is not None
 
 
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})

@@ -822,7 +822,8 @@ _STATELESS_LAYER = re.compile(
     r"Softplus|Hardtanh|Hardswish|Hardsigmoid|LogSigmoid|Flatten|Unflatten|Identity|Upsample\w*|PixelShuffle|PixelUnshuffle)$"
 )
 _BUILDER_METHOD = re.compile(
-    r"^_?(build|make|create|get)_\w*(layer|block|encoder|decoder|head|conv|module|net|attention|embedding|stage)s?$"
+    r"^_?(build|make|create|get)_\w*(layer|block|encoder|decoder|head|conv|module|net|attention|embedding|stage|backbone|neck|"
+    r"component|brick)s?$"
 )
 # mmcv's layer builders: each returns a module; `build_norm_layer` and `build_plugin_layer` a (name, module) pair
 _MMCV_LAYER_BUILDERS = frozenset({"build_conv_layer", "build_activation_layer", "build_upsample_layer", "build_padding_layer"})
@@ -1061,7 +1062,14 @@ def resets_grad(a) -> bool:
     targets, value = a.targets, a.value
     return a.augmented is None and any(t.endswith(".grad") for t in targets) and (
         isinstance(value, cst.Name) and value.value == "None" or isinstance(value, cst.Call)
-    ) and not (set(targets) & names_in(value)) and not _picked_by_name(a)
+    ) and not (set(targets) & names_in(value)) and not _picked_by_name(a) and not _retained_activation(a)
+
+
+def _retained_activation(a) -> bool:
+    """`features.retain_grad()` then `features.grad = None` between backward calls: the gradient of an
+    activation kept for inspection, not of a parameter the optimizer steps."""
+    owners = {t.removesuffix(".grad") for t in a.targets if t.endswith(".grad")}
+    return any(c.method == "retain_grad" and c.receiver in owners for c in a.function.calls)
 
 
 def _picked_by_name(a) -> bool:
