@@ -212,7 +212,9 @@ class TensorCreatedInForward(Rule):
                 gpu_only = _holds_data_parallel(facts, cls) or bool(_GPU_CLASS_NAME.search(cls.name))
                 # `def forward(self, batch_size=32)`: "hollow" when the module also holds no layer,
                 # parameter or buffer, so nothing inside it is on the device at all
-                sampler = ("hollow" if not _device_attributes(cls) else "sampler") if _takes_no_tensor(forward) else None
+                # (a subclass of a torch layer holds that layer's weight: BART's `LearnedPositionalEmbedding(nn.Embedding)`)
+                holds = _device_attributes(cls) or any(_TORCH_LAYER_BASE.match(b) for b in cls.bases)
+                sampler = ("hollow" if not holds else "sampler") if _takes_no_tensor(forward) else None
                 for finding in self._check_function(
                     ctx, cls.name, fn, forward if direct and not autograd else None, gpu_only, sampler
                 ):
@@ -371,6 +373,15 @@ class TensorCreatedInForward(Rule):
             ):
                 # `torch.empty(0)`, `torch.Tensor([])`: a placeholder (TorchScript's None, "no steps yet"); but one that
                 # `torch.cat` later grows with CUDA values raises (measured on an H200: tests/test_gpu.py)
+                continue
+            if _joined_inline(fn, call.node, uses):  # `torch.meshgrid(torch.arange(n), torch.arange(n, device=d))`
+                yield ctx.report(
+                    call.node,
+                    f"`torch.{factory}(...)` in {where} makes a CPU tensor that is joined with device tensors in the "
+                    "same call: once the model is on a GPU it raises 'Expected all tensors to be on the same device'; "
+                    "pass `device=` from the input",
+                    replace=_device_fix(ctx, call.node, forward) if forward is not None else None,
+                )
                 continue
             target = uses.assigned_name(call.node)
             carrier = uses.carried_by.get(id(call.node))
@@ -1723,10 +1734,11 @@ def _is_zero_size(call: cst.Call, factory: str | None = None) -> bool:
 
 
 def _is_zero_dim_size(call: cst.Call) -> bool:
-    """`torch.zeros(())`, `torch.zeros(size=(), dtype=torch.long)`: a 0-dim tensor."""
+    """`torch.zeros(())`, `torch.zeros([], requires_grad=True)`, `torch.zeros(size=(), dtype=torch.long)`:
+    a 0-dim tensor."""
     args, keyword = positional_args(call), keyword_arg(call, "size")
     size = args[0] if len(args) == 1 else keyword.value if keyword is not None and not args else None
-    return isinstance(size, cst.Tuple) and not size.elements
+    return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
 
 
 def _device_fix(ctx, call: cst.Call, forward: FunctionInfo):
@@ -1831,10 +1843,10 @@ class _DeviceValues:
                         if "." not in t and not t.endswith("[]") and t not in host and (placed or not _HOST_PARAM.search(t))
                     )
 
-    def touches(self, node: cst.CSTNode, excluding: str | None = None) -> bool:
-        """Whether `node` reads a value on the model's device (`excluding` one name: the tensor asked about)."""
+    def touches(self, node: cst.CSTNode, excluding: str | set[str] | None = None) -> bool:
+        """Whether `node` reads a value on the model's device (`excluding` names: the tensor asked about)."""
         found = False
-        names = self.names - {excluding} if excluding else self.names
+        names = self.names - ({excluding} if isinstance(excluding, str) else excluding) if excluding else self.names
         attrs = self.attrs
         pure = self.pure_methods
 
@@ -1866,6 +1878,10 @@ class _DeviceValues:
                 d = dotted_name(func) or ""
                 if d.startswith("self.") and _TEXT_PREPROCESSOR.search(d.split(".")[1]):
                     return False  # `self.reader_tokenizer(query, return_tensors="pt")`: CPU tensors (Atlas)
+                if isinstance(func, cst.Attribute) and func.attr.value == "forward" and isinstance(func.value, cst.Call) and (
+                    dotted_name(func.value.func) == "super"
+                ):
+                    found = True  # BART's `LearnedPositionalEmbedding(nn.Embedding)`: `super().forward(positions)` reads the weight
                 if d.startswith("self.") and d.count(".") == 1 and d != "self.training":
                     method = d.split(".")[1]
                     found = found or method in attrs or not (method.startswith("_") or method in pure)
@@ -2184,6 +2200,25 @@ _JOIN_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _JOINING)
 _ACCUMULATED_TERM = re.compile(r"^(ldj|log_?det\w*|logabsdet|log_?abs_?det\w*|log_?jac\w*|log_?probs?|log_?p|kl|kld|nll)$", re.I)
 
 
+def _joined_inline(fn: FunctionInfo, made: cst.Call, uses) -> bool:
+    """The factory is written as an operand of a joining call (`torch.cat`, `torch.stack`, `torch.meshgrid`)
+    beside an operand placed on the device: `torch.meshgrid(torch.arange(n), torch.arange(n, device=d))`
+    raises at once, whatever the result is used for later."""
+    for c in fn.calls:
+        if c.qualname not in _JOINING and c.qualname not in _SPREADING_CALLS:
+            continue
+        args = [a.value for a in c.node.args if a.keyword is None]
+        if len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)):
+            args = [e.value for e in args[0].elements]
+        mine = [a for a in args if any(part is made for part in _shaping_chain(a))]
+        if mine and any(uses.device.touches(a) for a in args if a not in mine):
+            return True
+    return False
+
+
+_SPREADING_CALLS = frozenset({"torch.meshgrid", "torch.broadcast_tensors"})
+
+
 def _joining_calls(facts, fn: FunctionInfo, name: str):
     """(call, how it is written) for the calls of fn that join `name` with other tensors: `torch.cat((acc,
     loss))`, or `map(partial(torch.stack, dim=-1), (all_losses, all_indices))`."""
@@ -2377,6 +2412,9 @@ def _reads_self(node: cst.CSTNode) -> bool:
     return found
 
 
+_TORCH_LAYER_BASE = re.compile(r"^torch\.nn\.(modules\.\w+\.)?(Embedding|Linear|Conv\w*|Bilinear|LSTM|GRU|RNN|\w*Norm\w*)$")
+
+
 def _device_attributes(cls) -> set[str]:
     """`self.X` that hold the model's layers, parameters or buffers."""
     attrs: set[str] = set()
@@ -2425,13 +2463,46 @@ class _Statement:
 
 def _read_part(node: cst.CSTNode) -> cst.CSTNode:
     """What a statement reads: the value of `labels = b1 * h * w + c1`, not the name it binds (which a
-    later `labels = labels.to(logits.device)` puts on the device). Writes into a subscript or an
-    attribute read their owner, and keep the whole statement."""
+    later `labels = labels.to(logits.device)` puts on the device), nor the names it unpacks into (`zz, yy =
+    torch.meshgrid(z, y)`, each moved on a later line). Writes into a subscript or an attribute read
+    their owner, and keep the whole statement."""
     if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Assign):
         assign = node.body[0]
-        if all(isinstance(t.target, cst.Name) for t in assign.targets):
+        if all(_plain_names(t.target) for t in assign.targets):
             return assign.value
     return node
+
+
+def _spread_parts(a: AssignInfo) -> list[tuple[str, cst.Name]]:
+    """(part, operand) for `zz, yy, xx = torch.meshgrid(z, y, x)` (or `broadcast_tensors`, or either over
+    a list): each part holds the values of its own operand, spread over the shape of them all."""
+    value = a.value
+    if len(a.targets) < 2 or not (
+        isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _SPREADING
+    ):
+        return []
+    args = [arg.value for arg in value.args if arg.keyword is None]
+    if len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)):
+        args = [e.value for e in args[0].elements]
+    if len(args) != len(a.targets):
+        return []
+    return [(t, arg) for t, arg in zip(a.targets, args) if isinstance(arg, cst.Name) and t.isidentifier()]
+
+
+_SPREADING = ("meshgrid", "broadcast_tensors")
+
+
+def _chained(a: AssignInfo) -> bool:
+    """`a = b = value`: plain names bound to one value."""
+    return isinstance(a.node, cst.Assign) and len(a.node.targets) > 1 and all(
+        isinstance(t.target, cst.Name) for t in a.node.targets)
+
+
+def _plain_names(target: cst.BaseExpression) -> bool:
+    """`x`, or `a, b` / `[a, *rest]`: names bound, nothing of theirs read."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(isinstance(e.value, cst.Name) for e in target.elements)
+    return isinstance(target, cst.Name)
 
 
 class _NameCollector(cst.CSTVisitor):
@@ -2479,6 +2550,8 @@ class _UseScan(cst.CSTVisitor):
         self._made_buffers: set[int] = set()  # Name nodes registered as buffers: `self.register_buffer("pos", pos)`
         self._host_arg_reads: set[int] = set()  # Name nodes read in an argument taken on the CPU
         self.met_on_return: dict[str, list[int]] = {}  # name -> when a return statement ran it through the device
+        self._bound_to_factory: dict[str, int | None] = {}  # name -> the host factory it holds at this point of the walk
+        self._factories = {id(c.node) for c in fn.calls if _factory_name(c)}
         for a in fn.assigns:
             value = a.value
             if len(a.targets) != 1 and not isinstance(value, cst.Call):
@@ -2537,10 +2610,16 @@ class _UseScan(cst.CSTVisitor):
         self.derived_from: dict[str, set[str]] = {}
         self._derive_reads: set[int] = set()
         for a in fn.assigns:
-            if len(a.targets) > 1 and a.targets[0] in self._tracked and isinstance(a.value, cst.Call):
+            spread = _spread_parts(a)
+            if len(a.targets) > 1 and a.targets[0] in self._tracked and isinstance(a.value, cst.Call) and not spread:
                 for other in a.targets[1:]:
                     self.derived_from.setdefault(other, set()).add(a.targets[0])
                     self._tracked.add(other)
+            for target, read in spread:  # `zz, yy, xx = torch.meshgrid(z, y, x)`: zz holds z's values
+                if read.value in self._tracked:
+                    self._derive_reads.add(id(read))
+                    self.derived_from.setdefault(target, set()).add(read.value)
+                    self._tracked.add(target)
             if len(a.targets) == 1 and a.targets[0].isidentifier() and isinstance(a.value, (cst.List, cst.Tuple)):
                 self._held_by(a.targets[0], [e.value for e in a.value.elements])  # `ret = [features, counts]`
             base = _derivation_base(a.value) if len(a.targets) == 1 else None
@@ -2566,7 +2645,8 @@ class _UseScan(cst.CSTVisitor):
         # factory -> the value it is part of, copied into a plain slice of another tensor
         self.copied_into_slice: dict[int, cst.BaseExpression] = {}
         for a in fn.assigns:  # `div = torch.exp(torch.arange(0, d, 2) * c)`
-            if len(a.targets) == 1 and a.value is not None:
+            # (also `tgt_mask = query_mask = torch.triu(torch.ones(n, n), 1)`: one tensor, under its first name)
+            if a.value is not None and (len(a.targets) == 1 or _chained(a)):
                 sliced = _plain_slice_write(a)
                 for inner in _value_calls(a.value):
                     self.carried_by.setdefault(id(inner), a.targets[0].removesuffix("[]"))
@@ -2591,8 +2671,13 @@ class _UseScan(cst.CSTVisitor):
                 if used:
                     self.flows_into.setdefault(target, set()).update(used)
                     self._tracked.add(target)
+            elif spread := _spread_parts(a):
+                for target, read in spread:
+                    if read.value in self._tracked and target != read.value:
+                        self.flows_into.setdefault(target, set()).add(read.value)
             elif a.value is not None and isinstance(a.value, cst.Call):
-                # `xx, yy = torch.meshgrid(nodes, nodes)`: each part is computed from what the call reads
+                # `xx, yy = torch.meshgrid(nodes, offsets)`: each part is computed from what the call reads
+                # (part by part when each operand is a name: `_spread_parts`)
                 used = {n for n in _read_names(a.value) if n in self._tracked}
                 for target in a.targets if used else ():
                     if target.isidentifier() and target not in used:
@@ -2745,6 +2830,8 @@ class _UseScan(cst.CSTVisitor):
         if id(node) in self.targets:
             self._tick += 1
             self.made_at[id(node)] = self._tick
+            if id(node) in self._factories and keyword_arg(node, "device") is None:
+                self._bound_to_factory[self.targets[id(node)]] = id(node)
         for arg in node.args:
             self.passed_to.setdefault(id(arg.value), []).append(node)
         callee = dotted_name(node.func) or ""
@@ -2919,9 +3006,12 @@ class _UseScan(cst.CSTVisitor):
 
     def _meets_only_itself(self, name: str) -> bool:
         """FocalLoss's `alpha = alpha * (1 - self.alpha)`: the statement reads no device value but the
-        tensor itself (its name counts as a device value only for the later `alpha = alpha.to(logit.device)`)."""
+        tensor itself (its name counts as a device value only for the later `alpha = alpha.to(logit.device)`),
+        or other names that hold host-made tensors here (`zz, yy, xx = torch.meshgrid(z, y, x)` over three
+        `torch.arange` results, though `x` is rebound to the joints' coordinates further down)."""
         statement = self._statements[-1]
-        return not statement.always and not self.device.touches(_read_part(statement.node), excluding=name)
+        host = {n for n, made in self._bound_to_factory.items() if made is not None and made not in self.moved}
+        return not statement.always and not self.device.touches(_read_part(statement.node), excluding=host | {name})
 
     def _read_on_host_by_helper(self, node: cst.Name) -> str | None:
         """"index" or "cpu" when every helper the name is handed to reads it only that way."""
@@ -3029,6 +3119,7 @@ class _UseScan(cst.CSTVisitor):
         if isinstance(target, cst.Name) and target.value in self._tracked and info is not None and target.value not in names_in(node.value):
             self._tick += 1
             self.rebound.setdefault(target.value, []).append((self._tick, info))
+            self._bound_to_factory[target.value] = None  # (a factory in the value binds it again)
 
     def overwritten_unread(self, made: CallInfo, name: str) -> bool:
         """The tensor is replaced on the same path before anything reads it: dead, it meets nothing."""
