@@ -6,6 +6,7 @@ import re
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
 from torchdoctor.mode_methods import (
+    eval_override_children,
     eval_switches_nothing,
     forgotten_by_eval_method,
     lightning_eval_hook_switches_nothing,
@@ -167,6 +168,19 @@ class EvalWithoutEvalMode(Rule):
                         "`model.eval()` leaves Dropout and BatchNorm training; call `super().eval()` (or "
                         "`self.train(False)`) in it",
                     )
+                override = eval_override_children(cls)
+                if override is not None:
+                    method, children = override
+                    left = [attr for attr, built, fn in children if ctx.evaluation.modes.builds_mode_layer(ctx.facts, built, fn)]
+                    if left:
+                        names = ", ".join(f"'{attr}'" for attr in left)
+                        yield ctx.report(
+                            method.node.name,
+                            f"`{cls.name}.eval()` overrides nn.Module.eval() and switches its children one by one, "
+                            f"but not {names}: `model.eval()` leaves {'it' if len(left) == 1 else 'them'} with Dropout "
+                            f"and BatchNorm training; call `super().eval()` (or `self.train(False)`) in it, or add "
+                            f"`{left[0]}.eval()`",
+                        )
                 continue
             empty = eval_switches_nothing(cls)
             run = _run_with_modes(ctx, cls) if empty is not None else None

@@ -17,7 +17,10 @@ from typing import Callable
 import libcst as cst
 
 from torchdoctor.project import lookup_class
-from torchdoctor.facts import AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, calls_within, default_of, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import (
+    AssignInfo, CallInfo, ClassInfo, FileFacts, FunctionInfo, annotation_of, calls_on_super, calls_within, default_of,
+    dotted_name, exclusive_branches, names_in, partial_binding, partial_of,
+)
 
 # What a tensor-valued expression is, when we can tell.
 SOFTMAX, LOG_SOFTMAX, SIGMOID, LOG_OF_SOFTMAX = "softmax", "log_softmax", "sigmoid", "log(softmax)"
@@ -411,6 +414,10 @@ class DataFlow:
         if not found and fn.cls is None:
             # `pool.apply_async(evaluate_trans, args=(name, copy.deepcopy(model), g))`: run by a worker
             found = [c for c in self.facts.calls if _dispatched(c, fn.name) is not None]
+        if not found and fn.cls is None:
+            # `eval_fn = partial(evaluate, model=model)`, then `eval_fn()` after each epoch
+            found = [c for c in self.facts.calls if partial_of(partial_binding(c)) == fn.name
+                     and self.facts.resolve_callee(cst.Name(fn.name), c.function, c.context.order) is fn]
         return found
 
     def calls_from_bases(self, fn: FunctionInfo, other_files: bool = False) -> list[tuple["DataFlow", ClassInfo, CallInfo]]:
@@ -469,10 +476,15 @@ class DataFlow:
         handed = _dispatched(call, fn.name)
         if handed is not None:  # (the worker's arguments, not the pool's)
             return handed[params.index(param)] if param in params and params.index(param) < len(handed) else None
-        for arg in call.node.args:
+        args = list(call.node.args)
+        bound = partial_binding(call)
+        if bound is not None:  # `eval_function = partial(evaluate, model=model)` ... `eval_function()`
+            args = [a for a in bound.args[1:] if a.keyword is None and not a.star] + args + [
+                a for a in bound.args[1:] if a.keyword is not None]
+        for arg in args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
-        positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+        positional = [a.value for a in args if a.keyword is None and not a.star]
         if param in params and params.index(param) < len(positional):
             return positional[params.index(param)]
         for arg in call.node.args:  # `eval_model(split="val", **eval_kwargs)` with `eval_kwargs = {"trainer": trainer}`
@@ -642,6 +654,10 @@ class DataFlow:
         else:
             built = self._constructors(call.node.func, call.function, call.context.order, 0)
         built = {_public_torch_name(q) for q in built} if built is not None else None
+        if built and len(built) > 1:
+            # `AngleLoss() if opt.angle else nn.CrossEntropyLoss()`, where AngleLoss unpacks its input (`cos_theta,
+            # phi_theta = input`): a tensor reaching the loss goes to the other choices
+            built = {q for q in built if not self._unpacks_its_input(q)} or built
         cross_entropy = {q for q in built or () if q == "torch.nn.CrossEntropyLoss" or _is_timm_cross_entropy(q) or self._cross_entropy_on_input(q)}
         if built and cross_entropy == built:
             return "torch.nn.CrossEntropyLoss"
@@ -790,11 +806,25 @@ class DataFlow:
     def _cross_entropy_on_input(self, name: str) -> bool:
         """A project loss whose forward hands its first input to `F.cross_entropy` (DeepLabV3+'s
         `FocalLoss`, chosen beside `nn.CrossEntropyLoss` by a flag): it takes logits too."""
+        found = self._project_class(name)
+        return found is not None and _forward_hands_input_to_cross_entropy(found[0], found[1])
+
+    def _unpacks_its_input(self, name: str) -> bool:
+        """A project loss whose forward unpacks its first input into parts (`cos_theta, phi_theta = input`):
+        it is handed a tuple of outputs, never one tensor."""
+        found = self._project_class(name)
+        forward = found[0].find_method(found[1], "forward") if found is not None else None
+        if forward is None or len(forward.params) < 2:
+            return False
+        first = forward.params[1]
+        return any(len(a.targets) > 1 and dotted_name(a.value) == first for a in forward.assigns if a.value is not None)
+
+    def _project_class(self, name: str):
         found = lookup_class(self.project, self.facts, name)
         last = name.rsplit(".", 1)[-1]
         if found is None and last in self.facts.imported:  # qualified through a package's `__init__` re-export
             found = lookup_class(self.project, self.facts, last)
-        return found is not None and _forward_hands_input_to_cross_entropy(found[0], found[1])
+        return found
 
     def _constructors(self, expr, fn: FunctionInfo, order: int, depth: int) -> set[str] | None:
         """The qualified classes `expr` may have been constructed from, over every branch and call site;

@@ -415,7 +415,12 @@ class Evaluation:
         # (or switched to eval and given weights: `m.load_state_dict(torch.load(ckpt))` ... `m.eval()`)
         weighted = {c.receiver for c in self.facts.calls if c.method in ("parameters", "named_parameters", "zero_grad") and c.receiver}
         loaded = {c.receiver for c in self.facts.calls if c.method == "load_state_dict" and c.receiver}
-        return (evaluated & trained) | ((evaluated | trained) & (self._optimized_models | weighted)) | (evaluated & loaded)
+        # (or switched to training and run where a loss is backpropagated: MASTER's `self.model.train()`, then
+        # `outputs = self.model(images, target)` ... `loss.backward()` in the same method)
+        backpropagated = {c.dotted for c in self.facts.calls if c.dotted in trained and any(
+            b.method == "backward" for b in c.function.calls)}
+        return (evaluated & trained) | ((evaluated | trained) & (self._optimized_models | weighted)) | (evaluated & loaded) | (
+            backpropagated)
 
     def _computing_module(self, inst) -> bool:
         """An nn.Module with weights or modes of its own: not a stateless scoring function
@@ -1093,7 +1098,9 @@ class Evaluation:
                 # hands the model it trains to `ForwardModelsVal`, and ends with `model.train()`), or builds it
                 # right there (`model = EAST().to(device)`: a new module starts in training mode)
                 name = dotted_name(arg.value)
-                modes = name in self._switched_models or self._built_in(call.function, name, call.context.order)
+                # (`model = self.model.module if hasattr(self.model, "module") else self.model`: an alias)
+                switched = {name, self.training.canonical(name, call.function)} & self._switched_models
+                modes = bool(switched) or self._built_in(call.function, name, call.context.order)
                 return ModelRun(call, name, has_modes=modes, grad_off_inside=off)
         return None
 
@@ -1109,10 +1116,21 @@ class Evaluation:
         if not name or not name.isidentifier():
             return False
         origin = self.flow.origin(cst.Name(name), fn, order)
-        if origin is None or origin.function is not fn:
+        for _ in range(3):  # `model = model.to(device)`: the value it moved
+            if origin is None or origin.function is not fn or not _moves_itself(origin.call, name):
+                break
+            origin = self.flow.origin(cst.Name(name), fn, origin.order)
+        if origin is None:
+            # `model = config.init_obj("arch", module_arch)`, then `model = model.to(device)` (with paths the
+            # flow cannot tell apart): one of the module classes the module it is handed exports
+            made = [o for o in self.flow.origins(cst.Name(name), fn, order) if o is not None and not _moves_itself(o.call, name)]
+            return len(made) == 1 and made[0].function is fn and bool(self._classes_picked_from_package(made[0]))
+        if origin.function is not fn:
             return False
         inst = self.flow.instance_of(cst.Name(name), fn, order)
-        return inst is not None and inst.cls is not None and self.training.is_module_class(inst.facts, inst.cls)
+        if inst is None or inst.cls is None:
+            return bool(self._classes_picked_from_package(origin))
+        return self.training.is_module_class(inst.facts, inst.cls)
 
     def _as_caller_sees(self, run: ModelRun, helper: FunctionInfo, call: CallInfo | None = None) -> str | None:
         """The name a helper's model run has where the helper is called: `self.model`, a variable of
@@ -1744,8 +1762,17 @@ class Evaluation:
 
     def _callee(self, call: CallInfo) -> FunctionInfo | None:
         """The function a call runs, as `_last_mode` and `switched_back_by` follow it: a function of this
-        file, or a method of an instance built here (`trainer.train_epoch(epoch)`)."""
-        return self.facts.resolve_function(call) or self.training.method_of_local_instance(call)
+        file, a method of an instance built here (`trainer.train_epoch(epoch)`), or a module function of
+        another file of the project (HRNet's `function.train(config, loader, model, ...)` before
+        `function.validate(...)`)."""
+        found = self.facts.resolve_function(call) or self.training.method_of_local_instance(call)
+        project = self.training.project
+        if found is None and project is not None and call.dotted and call.dotted.count(".") == 1 and (
+            call.dotted.split(".", 1)[0] in self.facts.imported
+        ):
+            hit = project.function_named(self.facts, call.dotted)
+            found = hit[1] if hit is not None and hit[1].cls is None else None
+        return found
 
     def _helper_trains(self, callee: FunctionInfo, call: CallInfo, model: str, depth: int = 0) -> bool:
         """Whether `train(model, linear_classifier, ...)` calls `.train()` on what `model` is inside it
@@ -1976,6 +2003,8 @@ class Evaluation:
         for c in fn.calls:
             if c.method == "requires_grad_" and c.receiver == model and c.context.order < before and not c.context.branches:
                 last = max(last or (0, ""), (c.context.order, "False" if _is_false_arg(c.node) else "True"))
+            elif self._library_freeze(c) and c.receiver == model and c.context.order < before and not c.context.branches:
+                last = max(last or (0, ""), (c.context.order, "False"))
         for loop in fn.loops:
             if loop.order >= before or loop.condition_depth:
                 continue
@@ -1983,6 +2012,18 @@ class Evaluation:
                 if model in self._parameters_set_by(loop, flag):
                     last = max(last or (0, ""), (loop.order, flag))
         return last is not None and last[1] == "False"
+
+    def _library_freeze(self, c: CallInfo) -> bool:
+        """`model.freeze()` where neither the model's class nor (for a model of unknown class) the project
+        defines `freeze`: Lightning's, which turns off `requires_grad` of every parameter (and switches to
+        eval mode)."""
+        project = self.training.project
+        if c.method != "freeze" or not c.receiver or c.node.args or project is None:
+            return False
+        inst = self.flow.instance_of(cst.parse_expression(c.receiver), c.function, c.context.order)
+        if inst is not None and inst.cls is not None:
+            return self._method_of(inst.facts, inst.cls, "freeze") is None and self.training.is_module_class(inst.facts, inst.cls)
+        return not project.methods_named(self.facts, "freeze")
 
     def _parameters_set_by(self, loop, flag: str) -> set[str]:
         """The model whose parameters `loop` sets `requires_grad = flag` on, every one of them."""
@@ -2002,6 +2043,7 @@ class Evaluation:
         found = {
             c.receiver for c in self.facts.calls
             if c.method == "requires_grad_" and c.receiver and _is_false_arg(c.node) == (flag == "False")
+            or flag == "False" and self._library_freeze(c)
         }
         for loop in self.facts.loops:
             found |= self._parameters_set_by(loop, flag)
@@ -2256,7 +2298,9 @@ class Evaluation:
     def _classes_picked_from_package(self, made) -> list:
         """For `getattr(models, name)(...)` with `import models` a package of the project: the module classes
         its `__init__` defines or imports, one of which the string picks (empty when it also exports a
-        function or something from outside the project)."""
+        function, or something from outside the project). Also for the same built by
+        a project factory it is handed to (pytorch-template's `config.init_obj("arch", module_arch)`), where
+        the config names a class (its top-level functions are helpers, not what the config picks)."""
         project = self.training.project
         if made is not None and made.qualname() in MODEL_WRAPPERS and made.call.args:  # `nn.DataParallel(model)`
             made = self.flow.flow_for(made.facts).origin(made.call.args[0].value, made.function, made.order)
@@ -2264,26 +2308,53 @@ class Evaluation:
         while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and isinstance(built.func.value, cst.Call):
             built = built.func.value  # `getattr(models, name)(path).cuda()`
         func = built.func if isinstance(built, cst.Call) else None
-        if project is None or not (isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and func.args):
+        if project is None or func is None:
             return []
-        package = dotted_name(func.args[0].value)
+        functions_ok = False
+        if isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and func.args:
+            package = dotted_name(func.args[0].value)
+        else:  # `config.init_obj("arch", module_arch)`: a project factory that builds `getattr(module, name)(...)`
+            package = self._module_handed_to_factory(made.facts, made.call)
+            functions_ok = True
         imported = made.facts.imported.get(package or "")
         if imported is None or imported.name is not None or made.facts.path == "<string>":
             return []  # (`import models`, not `from torchvision import models`)
         facts = project.module_facts(Path(made.facts.path), imported.module)
         if facts is None:
             return []
-        if facts.toplevel_functions:
+        if facts.toplevel_functions and not functions_ok:
             return []  # (a factory the string may pick as well)
         found = [(facts, cls) for cls in facts.all_classes]
         for local, imported_there in facts.imported.items():
             if imported_there.name is None:
                 continue  # `import torch`: a module, not something a model name picks
             hit = project.resolve_imported(facts, local)
+            if (hit is None or not isinstance(hit[1], ClassInfo)) and functions_ok:
+                continue  # (`from torch import nn` in the model's own module: a helper, not a choice of the config)
             if hit is None or not isinstance(hit[1], ClassInfo):
                 return []  # a library class or a function: which it holds is not known here
             found.append(hit)
         return [(f, c) for f, c in found if self.training.is_module_class(f, c)]
+
+    def _module_handed_to_factory(self, facts, built: cst.Call) -> str | None:
+        """The module argument of `config.init_obj("arch", module_arch)` when every project method or function
+        of that name returns `getattr(<parameter>, <name>)(...)` of the parameter this argument fills."""
+        name = dotted_name(built.func) or ""
+        site = facts.call_info(built)
+        found = self.training.project.methods_named(facts, name.rsplit(".", 1)[-1]) if "." in name and site else []
+        if not found:
+            return None
+        handed = None
+        for there, fn in found:
+            param = _getattr_built_parameter(fn)
+            if param is None:
+                return None
+            arg = self.flow.flow_for(there).argument_for(fn, param, site)
+            module = dotted_name(arg) if arg is not None else None
+            if module is None or handed not in (None, module):
+                return None
+            handed = module
+        return handed
 
     def _class_handed_to_factory(self, call: CallInfo, model: str, made) -> tuple | None:
         """(facts, class) for `model = load_model(LSTMModel)` where the project's `load_model(model_class,
@@ -3304,13 +3375,18 @@ class Evaluation:
         sides = [dotted_name(value.body), dotted_name(value.orelse)]
         return sides if all(sides) and name not in sides else []
 
-    def _returned_callable(self, call: CallInfo) -> bool:
+    def _returned_callable(self, call: CallInfo, models: set[str]) -> bool:
         """`train_val_loop(...)` after `train_val_loop = get_train_val_loop(model, ...)`: a callable that a
-        factory handed back (not `build_dataset(..., train=False)`, a function called by its own name)."""
+        factory handed back, and that either call is handed the model (not `build_dataset(..., train=False)`,
+        a function called by its own name, nor HRNet's `dataset_type(config, is_train=False)` after
+        `dataset_type = get_dataset(config)`)."""
         if not isinstance(call.node.func, cst.Name) or self.facts.resolve_function(call) is not None:
             return False
         held = self.flow.value_of(call.node.func.value, call.function, call.context.order)
-        return held is not None and isinstance(held[0], cst.Call)
+        if held is None or not isinstance(held[0], cst.Call):
+            return False
+        heads = {m.split(".", 1)[0] for m in models}
+        return any(names_in(arg.value) & (models | heads) for made in (call.node, held[0]) for arg in made.args)
 
     def _attributes_named_like(self, name: str, fn: FunctionInfo, order: int) -> list[str]:
         """The `self.` attributes of fn's class whose names start as the computed name does: `netG_` for
@@ -3558,7 +3634,7 @@ class Evaluation:
             # effect, and says nothing of the mode when that report is skipped; an explicit `model.eval()`
             # under a flag such as `if not retain_dropout:` is a choice, and is taken as one)
             if c.context.order < before and self._on_path_for(model, c.context.branches, use) and (
-                any(self._helper_evals(c, m) for m in names) or _asked_for_evaluation(c) and self._returned_callable(c)
+                any(self._helper_evals(c, m) for m in names) or _asked_for_evaluation(c) and self._returned_callable(c, names)
             ):
                 events.append((c.context.order, "eval", c.context.branches))
         for a in fn.assigns:  # `net = DataParallel(net).eval().to(d)`, `model = load_model(cfg)` that evals it
@@ -3570,7 +3646,9 @@ class Evaluation:
                 self._made_in_eval_mode(value, fn) or self._wraps_evaluated(value, fn, a.context.order)
             ):
                 events.append((a.context.order, "eval", a.context.branches))
-        latest = max((e[0] for e in events), default=-1)
+        # (an eval under an `if` the place is not in leaves the path around it open: `train_a_epoch()`, then
+        # `if dataset == "Human36M": evaluation_withgt()` in the epoch loop, and `evaluation()` after it)
+        latest = max((e[0] for e in events if all(b in use for b in e[2])), default=-1)
         for c in fn.calls:  # a helper that puts the model back into training mode
             if c.context.order < before and (c.context.order > latest or c.context.branches):
                 callee = self._callee(c)
@@ -3608,6 +3686,19 @@ _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_
 _PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 # a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
 _TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
+def _getattr_built_parameter(fn: FunctionInfo) -> str | None:
+    """`module` for a function whose every return is `getattr(module, module_name)(*args, **kwargs)`."""
+    params = set(fn.params) - {"self", "cls"}
+    found = set()
+    for ret, _ in fn.returns:
+        value = ret.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and dotted_name(value.func.func) == "getattr"
+                and value.func.args and isinstance(value.func.args[0].value, cst.Name)):
+            return None
+        found.add(value.func.args[0].value.value)
+    return found.pop() if len(found) == 1 and found <= params else None
 
 
 def _params_kept_on_self(init: FunctionInfo) -> dict[str, str]:

@@ -71,6 +71,26 @@ def method_name(call: cst.Call) -> str | None:
     return None
 
 
+def partial_of(value: cst.BaseExpression | None) -> str | None:
+    """`evaluate` for `partial(evaluate, model=model)` (or `functools.partial`): the function it binds."""
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("partial", "functools.partial") and value.args:
+        first = value.args[0]
+        return dotted_name(first.value) if first.keyword is None and not first.star else None
+    return None
+
+
+def partial_binding(call: "CallInfo") -> cst.Call | None:
+    """`eval_function = partial(evaluate, model=model, ...)` earlier in the same function, then
+    `eval_function()`: the `partial(...)` call whose arguments the call completes."""
+    if not call.dotted or "." in call.dotted:
+        return None
+    found = None
+    for a in call.function.assigns:
+        if a.targets == (call.dotted,) and a.context.order < call.context.order:
+            found = a.value if partial_of(a.value) else None  # (the latest binding decides)
+    return found
+
+
 def calls_on_super(call: cst.Call) -> bool:
     """`super().forward(x)`, `super(Net, self).__init__(model=model)`: a method of the base class."""
     func = call.func

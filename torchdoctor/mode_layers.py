@@ -217,6 +217,12 @@ class ModeLayers:
             return self.class_has_mode_layers(found[0], found[1], depth + 1) and not self._built_without_modes(
                 found[0], found[1], facts, node, depth
             )
+        builder = self._imported_builder(facts, node)
+        if builder is not None and depth < 12:
+            # DETR's `transformer = build_transformer(args)`, a builder in another file of the project: the
+            # layers it builds, as its own file sees them
+            home, function = builder
+            return any(self._call_has(home, c.node, function, depth + 1) for c in function.calls)
         q = facts.qualify(node.func)
         if q == "functools.partial" and node.args and depth < 6:
             # `gat_layer = partial(HardGAO, k=k)`: the layers it will build are the class's
@@ -264,6 +270,14 @@ class ModeLayers:
             if kind is not None:
                 return kind
         return name[:1].isupper() and not name.endswith(("Error", "Exception", "Warning"))  # (`raise KeyError(...)`)
+
+    def _imported_builder(self, facts, node: cst.Call) -> tuple | None:
+        """(facts, function) for a call of a function imported by name from another file of the project."""
+        project = self.training.project
+        if project is None or not isinstance(node.func, cst.Name) or node.func.value not in facts.imported:
+            return None
+        hit = project.resolve_imported(facts, node.func.value)
+        return hit if hit is not None and isinstance(hit[1], FunctionInfo) else None
 
     def _built_without_modes(self, cls_facts, cls, facts, node: cst.Call, depth: int) -> bool:
         """This construction leaves out every mode layer the class holds: FlowNet's `ConvBlock(64, 128)`,
@@ -378,6 +392,10 @@ class ModeLayers:
         if isinstance(rate, cst.Name) and fn is not None and rate.value in fn.params:
             return self._param_may(facts, fn, rate.value, depth, self._rate_may_drop)
         return True
+
+    def builds_mode_layer(self, facts, node: cst.Call, fn: FunctionInfo) -> bool:
+        """Whether the construction `node` (written in fn) builds a layer that acts on the mode."""
+        return self._call_has(facts, node, fn, 0)
 
     def _construction_has(self, facts, node, fn, depth) -> bool:
         return isinstance(node, cst.Call) and self._call_has(facts, node, fn, depth)
@@ -568,9 +586,21 @@ def _modules_passed_in(cls) -> list[str]:
     ... `self.embedding(tokens)`; not `self.vocab = vocab`), or whose elements are called (an ensemble's
     `[m(x) for m in self.models]`)."""
     called = {c.dotted for m in cls.methods.values() for c in m.calls}
+    # (or whose submodules are: DETR's segmentation head keeps the detector it is given and runs
+    # `self.detr.backbone(samples)`, `self.detr.transformer(...)`)
+    parts = {c.dotted.rsplit(".", 1)[0] for m in cls.methods.values() for c in m.calls
+             if c.dotted and c.dotted.count(".") == 2 and c.method not in _PLAIN_OBJECT_METHODS and not c.method.startswith("_")}
     stored = cls.stored_params()
     elements = _elements_called(cls, {attr for attr in stored if attr not in called})
-    return [param for attr, param in stored.items() if attr in called or attr in elements]
+    return [param for attr, param in stored.items() if attr in called or attr in parts or attr in elements]
+
+
+# methods of the plain objects a module is often handed (loggers, tokenizers, vocabularies, writers)
+_PLAIN_OBJECT_METHODS = frozenset({
+    "info", "debug", "warning", "warn", "error", "log", "write", "print", "encode", "decode", "tokenize", "get", "put",
+    "append", "extend", "update", "add", "save", "load", "close", "flush", "format", "items", "keys", "values",
+    "add_scalar", "add_image", "index", "lookup", "convert_tokens_to_ids", "convert_ids_to_tokens", "sample", "step",
+})
 
 
 def _elements_called(cls, attributes: set[str]) -> set[str]:

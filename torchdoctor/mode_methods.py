@@ -106,6 +106,46 @@ def eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
     return method
 
 
+def eval_override_children(cls: ClassInfo) -> tuple[FunctionInfo, list[tuple[str, cst.Call, FunctionInfo]]] | None:
+    """A module's own `def eval(self)` that switches some children itself (MASTER's `self.encoder.eval()`,
+    `self.decoder.eval()`, ...) and never calls `super().eval()` or `self.train(False)`: with the children
+    `__init__` builds that it does not switch (attribute, construction, the method that builds it), for the
+    caller to find those with mode layers. Containers built only of other children (`nn.Sequential(
+    self.encoder, self.decoder)`) are left out: their parts are the children themselves."""
+    method = cls.methods.get("eval")
+    init = cls.methods.get("__init__")
+    if method is None or init is None or method.node is None or tuple(method.params) != ("self",) or _delegates(method):
+        return None
+    switched = _switched(method, to_eval=True)
+    if not switched or _raises(method):
+        return None
+    children = []
+    builders = [cls.methods[c.method] for c in init.calls if c.receiver == "self" and c.method in cls.methods]
+    for a in [a for m in (init, *builders) for a in m.assigns]:  # (MASTER's `self.build_model(...)`)
+        value = a.value
+        if len(a.targets) != 1 or not a.targets[0].startswith("self.") or a.targets[0].count(".") != 1:
+            continue
+        if not isinstance(value, cst.Call) or a.targets[0] in switched:
+            continue
+        parts = [arg.value for arg in value.args]
+        if parts and all((dotted_name(p) or "").startswith("self.") for p in parts):
+            continue  # `self.encode_stage = nn.Sequential(self.conv_embedding, self.encoder)`
+        children.append((a.targets[0], _element_construction(value), a.function))
+    return method, children
+
+
+def _element_construction(value: cst.Call) -> cst.Call:
+    """`nn.ModuleList([Block(d, p) for _ in range(n)])`: the block each element is; else the value."""
+    args = value.args
+    if (dotted_name(value.func) or "").rsplit(".", 1)[-1] in ("ModuleList", "Sequential") and len(args) == 1:
+        inner = args[0].value
+        if isinstance(inner, (cst.ListComp, cst.GeneratorExp)) and isinstance(inner.elt, cst.Call):
+            return inner.elt
+        if isinstance(inner, cst.List) and inner.elements and isinstance(inner.elements[0].value, cst.Call):
+            return inner.elements[0].value
+    return value
+
+
 def _raises(method: FunctionInfo) -> bool:
     """`def eval(self): raise NotImplementedError` (a solver's unfinished mode): calling it fails loudly."""
     return any(

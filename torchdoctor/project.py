@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchdoctor.decorators import resolve_no_grad_decorators
-from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file
+from torchdoctor.facts import ClassInfo, FileFacts, FunctionInfo, is_test_file, partial_binding, partial_of
 from torchdoctor.results import content_hash
 from torchdoctor.sources import read_source
 
@@ -318,7 +318,7 @@ class ProjectIndex:
         module = here.parent.name if here.stem == "__init__" else here.stem  # named by any import of it
         for path, text in self._project_texts(self.root_for(here)):
             if path == here or (module not in text and "import *" not in text) or (
-                f"{function_name}(" not in text and f"{function_name} as " not in text
+                f"{function_name}(" not in text and f"{function_name} as " not in text and f"partial({function_name}," not in text
             ):
                 continue  # (called by name, or imported under an alias: `evaluate_network_sparse as evaluate_network`)
             if is_test_file(str(path)) and not is_test_file(str(here)):
@@ -348,6 +348,9 @@ class ProjectIndex:
                 # (`from nnflow import *`, with `from .inference import eval_model` in nnflow/__init__.py)
                 names.add(function_name)
             found.extend((other, c) for c in other.calls if c.dotted in names and _bound_where(c, scoped.get(c.dotted)))
+            # `eval_function = partial(evaluate, model=model, ...)`, then `eval_function()` after each epoch
+            bound = {a.targets[0] for a in other.assigns if len(a.targets) == 1 and partial_of(a.value) in names}
+            found.extend((other, c) for c in other.calls if c.dotted in bound and partial_of(partial_binding(c)) in names)
         return found
 
     def handed_on_elsewhere(self, facts: FileFacts, function_name: str) -> bool:
