@@ -1289,6 +1289,12 @@ def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict
         if qualified.split(".", 1)[0] in _NOT_PROJECT_MODULES or facts.resolve_function(call) is not None:
             continue  # (`nn.Sequential(...)`, `np.array(...)`: a library, not the project)
         found = project.function_named(facts, name)
+        if found is None and _MOVER_NAME.match(name.rsplit(".", 1)[-1]) and facts.imported.get(name.split(".", 1)[0]):
+            # TL-ERC's `to_var(torch.zeros(...))`, imported from a file of the project that does not parse
+            # (`def to_var(x, on_cpu=False, gpu_id=None, async=False)`): the name says it moves its first argument
+            movers[name] = {"x"}
+            params_of[name] = ("x",)
+            continue
         if found is None:
             continue
         helper = found[1]
@@ -1296,6 +1302,9 @@ def _project_movers(project, facts, movers: dict[str, set[str]], params_of: dict
         if moved:
             movers[name] = moved
             params_of[name] = helper.params
+
+
+_MOVER_NAME = re.compile(r"^(to_var|to_cuda|to_gpu|to_device|cuda_var|var_cuda|make_cuda|maybe_cuda|to_variable)$")
 
 
 def _helpers_by_call_name(facts) -> dict[str, FunctionInfo]:
