@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.evaluation import EVAL_TRIGGERS
+from torchdoctor.facts import dotted_name, within
 from torchdoctor.mode_methods import (
     eval_override_children,
     eval_switches_nothing,
@@ -132,6 +133,35 @@ class EvalWithoutEvalMode(Rule):
                     f"spectral norm act as in training; call `{model}.eval()` first (and `.train()` after)",
                 )
         yield from self._check_mode_methods(ctx, found_in_class, found_names)
+        yield from self._shared_runner_called_to_evaluate(ctx)
+
+    @staticmethod
+    def _shared_runner_called_to_evaluate(ctx):
+        """`train_or_eval_model(model, loss_fn, valid_loader, epoch)`: a call that rules out the training
+        branches of a shared loop is an evaluation; it needs the model in eval mode on its path, switched
+        inside (`else: model.eval()`) or before the call (DialogueRNN's loop, its `model.eval()` gone, runs
+        validation right after the training call left the model training)."""
+        evaluation, flow = ctx.evaluation, ctx.dataflow
+        for fn, runs, updates, site in evaluation.shared_runners_called_to_evaluate:
+            model = runs[0].dotted
+            head = model.split(".", 1)[0]
+            if head not in fn.params or any(
+                c.receiver and within(model, c.receiver) and (c.method == "eval" or c.method == "train" and c.node.args)
+                and not flow.guard_rules_out(c, flow, site) for c in fn.calls
+            ):
+                continue  # (a mode set inside on this call's path: the function's own business)
+            arg = flow.argument_for(fn, head, site)
+            name = dotted_name(arg) if arg is not None else None
+            if name is None or not evaluation.may_change_with_mode(runs[0], model):
+                continue
+            if evaluation.eval_mode_set_before(name + model[len(head):], site):
+                continue
+            yield ctx.report(
+                site.node,
+                f"'{fn.name}' runs '{model}' on every batch in training mode here: this call skips its backward "
+                f"and step, but nothing switches '{name}' to eval on its path, so Dropout and BatchNorm act as in "
+                f"training; call `{name}.eval()` before it (or in the function's evaluation branch)",
+            )
 
     @staticmethod
     def _check_mode_methods(ctx, found_in_class, found_names):

@@ -174,20 +174,12 @@ class EvalWithoutNoGrad(Rule):
         (LorentzNet's test, whose `with torch.no_grad():` was written for the validation call only)."""
         if is_test_module(ctx.facts):
             return
-        evaluation, training, flow = ctx.evaluation, ctx.training, ctx.dataflow
-        for fn in ctx.facts.functions:
-            if fn.is_module or fn.parent is None or any(is_no_grad_name(d) for d in fn.decorators):
+        evaluation = ctx.evaluation
+        for fn, runs, updates, site in evaluation.shared_runners_called_to_evaluate:
+            runs = [c for c in runs if not _grad_set_around(c)]
+            if any(is_no_grad_name(d) for d in fn.decorators) or not runs or any(_grad_set_around(c) for c in updates):
                 continue
-            updates = [c for c in fn.calls if (training.event_of(c) or ("",))[0] in ("backward", "step")]
-            if not updates or not all(c.context.branches and c.context.loops for c in updates):
-                continue  # (a function that trains on every call is no evaluation, whatever it is handed)
-            runs = [c for c in fn.calls if c.context.loops and evaluation.is_model_call(c)
-                    and not c.context.branches and not _grad_set_around(c)]
-            if not runs or any(_grad_set_around(c) for c in updates):
-                continue
-            for site in flow.call_sites(fn):
-                if not all(flow.guard_rules_out(c, flow, site) for c in updates) or evaluation.grad_disabled_at(site):
-                    continue
+            if not evaluation.grad_disabled_at(site):
                 yield ctx.report(
                     site.node,
                     f"'{fn.name}' runs '{runs[0].dotted}' on every batch with gradients enabled here, though this call "

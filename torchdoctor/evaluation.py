@@ -616,6 +616,27 @@ class Evaluation:
                 return True
         return False
 
+    @cached_property
+    def shared_runners_called_to_evaluate(self) -> list:
+        """(function, per-batch model runs, backward/step calls, call site) for each call of this file that
+        rules out every training branch of a function that trains only under a test (`def
+        train_or_eval_model(model, ..., train=False)` with `if train: loss.backward(); optimizer.step()`):
+        such a call is an evaluation, which TD005 and TD006 judge where it is made."""
+        found = []
+        for fn in self.facts.functions:
+            if fn.is_module or fn.parent is None:
+                continue
+            updates = [c for c in fn.calls if (self.training.event_of(c) or ("",))[0] in ("backward", "step")]
+            if not updates or not all(c.context.branches and c.context.loops for c in updates):
+                continue  # (a function that trains on every call is no evaluation, whatever it is handed)
+            runs = [c for c in fn.calls if c.context.loops and self.is_model_call(c) and not c.context.branches]
+            if not runs:
+                continue
+            for site in self.flow.call_sites(fn):
+                if all(self.flow.guard_rules_out(c, self.flow, site) for c in updates):
+                    found.append((fn, runs, updates, site))
+        return found
+
     def _shared_with_training(self, method: FunctionInfo) -> bool:
         """Some training method computes with `self.<method>(...)`: `def training_loss(self, batch):
         out, y = self.predict(batch)`. A method that loops over no data of its own is then a forward
@@ -771,7 +792,7 @@ class Evaluation:
                     )
                 # (a plain wrapper object has no `.eval()`: its networks' modes are its own business)
                 modes = self._treated_as_module(c.receiver, c.function) and not self._wrapper_protocol(c) and not held
-                if method is not None and _sets_own_eval(method):
+                if method is not None and _sets_own_eval(method) or method is None and self._eval_in_every_method_named(c.method):
                     # `def beam_search(self, x, ...): self.eval(); ...`: the method sets its mode, not its
                     # gradients, which stay as the caller has them
                     modes = False
@@ -1426,6 +1447,20 @@ class Evaluation:
     def _grad_off_in_every_method_named(self, name: str | None) -> bool:
         """`self._model.forward_on_instance(x)` on a model whose class cannot be followed (set by a base class
         of another file): every method of that name in the project turns gradients off."""
+        found = self._methods_named_here_first(name)
+        if not found and name in _LIBRARY_NO_GRAD_METHODS:
+            return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
+        return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
+
+    def _eval_in_every_method_named(self, name: str | None) -> bool:
+        """GraphSAINT's `model.eval_step(...)` on a model whose class cannot be followed: every method of
+        that name in the project switches its module to eval itself (`self.eval()`)."""
+        found = self._methods_named_here_first(name)
+        return bool(found) and all(_sets_own_eval(method) for _, method in found)
+
+    def _methods_named_here_first(self, name: str | None) -> list:
+        """The methods a call `x.<name>(...)` on an object of unknown class may run: this file's, or else
+        the project's (not proxies to another object's method of the name, nor stubs that raise)."""
         project = self.training.project
         # a class of this file that defines the method is the model's (USAD's `model.validation_step`
         # beside `class UsadModel`); only then the project's others
@@ -1436,9 +1471,7 @@ class Evaluation:
         found = not_proxies([(self.facts, m) for cls in self.facts.all_classes for m in cls.methods.values() if m.name == name])
         if not found:  # (CityLayout's trainer `sample()` hands on to `self.generator_ema.ema_model.sample(...)`)
             found = not_proxies(project.methods_named(self.facts, name) if project is not None and name else [])
-        if not found and name in _LIBRARY_NO_GRAD_METHODS:
-            return True  # AllenNLP's own `Model.forward_on_instances` runs under no_grad
-        return bool(found) and all(self._delegates_grad_off(facts, method.cls, method) for facts, method in found)
+        return found
 
     def _grad_off_in_chosen_branch(self, call: CallInfo, name: str | None) -> bool:
         """`model(data, mode='inference')`: the branch of the model's `forward` (method `name`) that the
@@ -3607,6 +3640,7 @@ class Evaluation:
         if inner is not None:  # `self.model_dp`, a DataParallel around `self.model`: one network, one mode
             names.add(inner)
         names |= self._kept_by_objects(fn, model, before)
+        names |= _kept_from_same_parameter(fn, model)
         walked = self._walked_containers(fn)
         for c in fn.calls:
             receiver = walked.get(id(c.node)) or c.receiver or _switched_item(c) or _moved_receiver(c)
@@ -3686,6 +3720,19 @@ _VERSION_NAME = re.compile(r"(^|[._])(__version__|torch_ver|torch_version|TORCH_
 _PLAIN_BASES = {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 # a torch.nn layer class (`torch.nn.Linear`, `torch.nn.Sequential`), not a function of torch.nn
 _TORCH_LAYER = re.compile(r"^torch\.nn\.(modules\.\w+\.)?[A-Z]\w*$")
+
+
+def _kept_from_same_parameter(fn: FunctionInfo, model: str) -> set[str]:
+    """`{"model"}` for `self.model` in MMSA's `do_test(self, model, ...)`, which calls `model.eval()` and runs
+    `self.model`, where `do_train(self, model, ...)` of the same class kept `self.model = model`: the caller
+    hands both methods the same network under the parameter's name."""
+    cls = fn.cls
+    if cls is None or not model.startswith("self.") or model.count(".") != 1:
+        return set()
+    return {
+        a.value.value for m in cls.methods.values() if m is not fn for a in m.assigns
+        if a.targets == (model,) and isinstance(a.value, cst.Name) and a.value.value in m.params and a.value.value in fn.params
+    }
 
 
 def _getattr_built_parameter(fn: FunctionInfo) -> str | None:
