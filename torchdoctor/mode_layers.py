@@ -94,7 +94,17 @@ class ModeLayers:
         if handed_in and self._wraps_unknown_module(facts, cls, depth):
             return True
         for method in cls.methods.values():
-            if self._runs_mode_layer(facts, method, depth) or _sets_training(method):
+            if _sets_training(method):
+                return True
+            # (LapIRN's `self.input_feature_extract(c_in, c_out)`, whose `if batchnorm:` branch, off by default,
+            # no call of the class takes: a helper method holds only the layers its calls can build)
+            sites = _builder_sites(cls, method)
+            flow = self.flow.flow_for(facts) if sites else None
+            if any(
+                self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method)
+                if not (sites and call.context.branches and all(
+                    flow.branches_ruled_out(call.context.branches, method, flow, site) for site in sites))
+            ):
                 return True
         if any(self._call_has(facts, call, None, depth) for call in _class_level_calls(cls)):
             return True  # `MODELS = {"resnet18": models.resnet18(), ...}` in the class body, picked in `__init__`
@@ -579,6 +589,17 @@ def _class_level_calls(cls) -> list[cst.Call]:
         for small in statement.body if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
         for call in matchers.findall(small.value, matchers.Call())
     ]
+
+
+def _builder_sites(cls, method: FunctionInfo) -> list:
+    """The `self.<method>(...)` calls of a helper method that only the class's own methods call (a layer
+    builder such as `def input_feature_extract(self, ..., batchnorm=False)`); [] for the module's entry
+    points, for a method that is also used another way, or for one called from nowhere."""
+    if method.name.startswith("__") or method.name in ("forward", "train", "eval") or method.node is None:
+        return []
+    dotted = f"self.{method.name}"
+    sites = [c for m in cls.methods.values() if m is not method for c in m.calls if c.dotted == dotted]
+    return sites if sites and all(s.function.name == "__init__" or s.function.cls is cls for s in sites) else []
 
 
 def _modules_passed_in(cls) -> list[str]:
