@@ -2498,7 +2498,7 @@ def _spread_parts(a: AssignInfo) -> list[tuple[str, cst.Name]]:
     return [(t, arg) for t, arg in zip(a.targets, args) if isinstance(arg, cst.Name) and t.isidentifier()]
 
 
-_SPREADING = ("meshgrid", "broadcast_tensors")
+_SPREADING = frozenset(q.rsplit(".", 1)[-1] for q in _SPREADING_CALLS)  # (also as written: `meshgrid(...)` imported)
 
 
 def _chained(a: AssignInfo) -> bool:

@@ -98,21 +98,21 @@ class ModeLayers:
                 return True
             # (LapIRN's `self.input_feature_extract(c_in, c_out)`, whose `if batchnorm:` branch, off by default,
             # no call of the class takes: a helper method holds only the layers its calls can build)
-            sites = _builder_sites(cls, method)
-            flow = self.flow.flow_for(facts) if sites else None
-            if any(
-                self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method)
-                if not (sites and call.context.branches and all(
-                    flow.branches_ruled_out(call.context.branches, method, flow, site) for site in sites))
-            ):
+            if self._runs_mode_layer(facts, method, depth, _builder_sites(cls, method)):
                 return True
         if any(self._call_has(facts, call, None, depth) for call in _class_level_calls(cls)):
             return True  # `MODELS = {"resnet18": models.resnet18(), ...}` in the class body, picked in `__init__`
         return "self.training" in facts.module.code_for_node(cls.node)
 
-    def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int) -> bool:
-        """Some call of the method builds or runs a layer that acts on the mode."""
-        return any(self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method))
+    def _runs_mode_layer(self, facts, method: FunctionInfo, depth: int, sites=()) -> bool:
+        """Some call of the method builds or runs a layer that acts on the mode; with the `sites` that call
+        the method, only a call on a branch one of them can take."""
+        flow = self.flow.flow_for(facts) if sites else None
+        return any(
+            self._call_has(facts, call.node, method, depth) for call in self._layer_calls(facts, method)
+            if not (sites and call.context.branches and all(
+                flow.branches_ruled_out(call.context.branches, method, flow, site) for site in sites))
+        )
 
     def method_has_modes(self, facts, cls, method) -> bool:
         """Whether one method of a module may act differently in eval mode: the class's mode layers
