@@ -151,10 +151,7 @@ class ModuleInPlainContainer(Rule):
             for a, attr in _attribute_assignments(assigns):
                 if attr in handed_on or attr in placed_by_hand:
                     continue
-                if attr in registered and any(
-                    c.function is not a.function or not exclusive_branches(c.context.branches, a.context.branches)
-                    for c in registering[attr]
-                ):
+                if attr in registered and any(_registers_on_its_path(c, a, attr, registering[attr]) for c in registering[attr]):
                     continue  # wrapped later; but `if ...: self.x = [...] else: ...; self.x = nn.ModuleList(self.x)` is not
                 value = a.value
                 kind = _container_kind(value)
@@ -193,6 +190,24 @@ class ModuleInPlainContainer(Rule):
                     f"(not trained, not moved by .to(), not saved); use nn.{'ModuleDict' if kind == 'dict' else 'ModuleList'}",
                     replace=_wrap_fix(ctx, value, kind),
                 )
+
+
+def _registers_on_its_path(call, a: AssignInfo, attr: str, registering: list) -> bool:
+    """The registering call wraps what `a` stored on every path from it: a call of another method, or one in
+    the same method outside any `if` that `a` is not in. A wrap under an `if` of its own (the neural
+    operators' `if self.complex_data: self.channel_mlp = nn.ModuleList([ComplexValued(x) for x in
+    self.channel_mlp])`) leaves the list plain on the other path, unless a registration sits there too or
+    the test reads the container itself (`if self.layers:` with nothing to register otherwise)."""
+    if call.function is not a.function:
+        return True
+    if exclusive_branches(call.context.branches, a.context.branches):
+        return False
+    own = set(a.context.branches)
+    for if_id, side in call.context.branches:
+        if (if_id, side) in own or any((if_id, 1 - side) in other.context.branches for other in registering):
+            continue
+        return any(attr in names_in(test) for test in call.context.conditions if test not in a.context.conditions)
+    return True
 
 
 def _registered_arguments(call, last: str) -> list:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchdoctor.dataflow import is_none
 from torchdoctor.decorators import is_no_grad_name
 from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
 from torchdoctor.project import lookup_class
@@ -181,7 +182,7 @@ class TensorCreatedInForward(Rule):
                     key = (id(helper), param)
                     if key not in host_params:
                         host_params[key] = (
-                            "index" if _only_indexes(helper, param) else "cpu" if _only_host_arguments(helper, param) else None
+                            "index" if _only_indexes(helper, param, facts) else "cpu" if _only_host_arguments(helper, param) else None
                         )
                     return host_params[key]
             return None
@@ -346,8 +347,11 @@ class TensorCreatedInForward(Rule):
             device = keyword_arg(call.node, "device")
             if device is not None:
                 scalar = factory in _LITERAL_DATA and not _is_sequence_literal(call.node) or _is_zero_dim_size(call.node)
-                if _is_cpu(device.value) and not _named_host_side(uses.assigned_name(call.node)) and not (
+                pinned = uses.assigned_name(call.node)
+                if _is_cpu(device.value) and not _named_host_side(pinned) and not (
                     scalar or id(call.node) in uses.moved  # a 0-dim value mixes with CUDA tensors; `(...).to("cuda")`
+                    # (s2e-coref's labels filled one by one on the host, then `labels = labels.to(self.device)`)
+                    or _moved_before_met(ctx.facts, call.node, pinned, uses)
                 ):
                     yield ctx.report(
                         call.node,
@@ -357,7 +361,7 @@ class TensorCreatedInForward(Rule):
                 continue
             if cuda_default:
                 continue  # the project makes CUDA the default device of new tensors
-            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call):
+            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call, uses.assigned_name(call.node)):
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
                 held = uses.assigned_name(call.node)  # `idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`
                 moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
@@ -407,10 +411,7 @@ class TensorCreatedInForward(Rule):
                 # `finished = torch.tensor([False])`, never read: it meets nothing. (Nor a count that a custom
                 # autograd Function only returns or marks non-differentiable: OpenPCDet's caller reads `.item()`)
                 continue
-            if (
-                target is not None and target in uses.moved_names and not uses.met_before_moved(call.node, target)
-                and _moved_on_its_path(ctx.facts, call.node, uses.move_calls.get(target))
-            ):
+            if _moved_before_met(ctx.facts, call.node, target, uses):
                 continue
             # kornia's generators: a parameter handed back beside others placed with `device=`; a flow's
             # log-determinant (`ldj = torch.zeros(b); return z, ldj`), which its caller adds to the CUDA ones
@@ -422,6 +423,10 @@ class TensorCreatedInForward(Rule):
             )
             if verdict == "placed":
                 continue
+            if forward is None and target is None and carrier is None and _callers_verdict(
+                ctx.facts, fn, None, self.scan_of, call.node
+            ) == "placed":
+                continue  # `return torch.LongTensor(padded_neighbors)`, which each caller uses only as an index
             handed = handed or verdict == "met"
             if not handed and target is not None and (uses.only_cpu_side(target, call.node) or uses.overwritten_unread(call, target)):
                 continue
@@ -1220,8 +1225,9 @@ def _sites_in_methods(facts, helper: FunctionInfo) -> list:
     return [c for c in facts.calls_of(helper) if c.receiver == "self"]
 
 
-def _callers_verdict(facts, helper: FunctionInfo, target: str, scan_of) -> str | None:
-    """How the callers of a helper in this file use the tensor it hands back as `target`: "placed" when
+def _callers_verdict(facts, helper: FunctionInfo, target: str | None, scan_of, made: cst.Call | None = None) -> str | None:
+    """How the callers of a helper in this file use the tensor it hands back as `target` (or `made`, returned
+    as it is built: `return torch.LongTensor(padded_neighbors)`): "placed" when
     each moves it before it meets the device (`y_true, mask = self.get_target(...)` then `y_true =
     y_true.type_as(x)`) or uses it only as a forward may use a CPU tensor (torchdyn's `x, t_span =
     self._prep_integration(x, t_span)`, handed on to a solver that places it); "met" when one mixes it
@@ -1229,7 +1235,7 @@ def _callers_verdict(facts, helper: FunctionInfo, target: str, scan_of) -> str |
     positions = {
         i if isinstance(ret.value, cst.Tuple) else None for ret, _ in helper.returns if ret.value is not None
         for i, e in (enumerate(ret.value.elements) if isinstance(ret.value, cst.Tuple) else [(None, ret)])
-        if dotted_name(e.value) == target
+        if (e.value is made if made is not None else dotted_name(e.value) == target)
     }
     if len(positions) != 1:
         return None
@@ -1376,6 +1382,14 @@ def _is_cast(target: cst.BaseExpression) -> bool:
     """`.to(x.dtype)`, `.to(torch.float16)`: a dtype, not a device."""
     text = (dotted_name(target) or "").lower()
     return text.endswith("dtype") or text.startswith("torch.") and "device" not in text
+
+
+def _moved_before_met(facts, node: cst.Call, target: str | None, uses) -> bool:
+    """The name holding the tensor is moved (`x = x.to(device)`) on its path before anything meets it."""
+    return (
+        target is not None and target in uses.moved_names and not uses.met_before_moved(node, target)
+        and _moved_on_its_path(facts, node, uses.move_calls.get(target))
+    )
 
 
 def _is_cpu(target: cst.BaseExpression | None) -> bool:
@@ -1665,10 +1679,11 @@ def _is_sequence_literal(call: cst.Call) -> bool:
     return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
 
 
-def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
+def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo, held_in: str | None) -> bool:
     """`torch.tensor(target)` where `target` was plainly built as a list: a list literal or comprehension,
     or what a method of the same class returns as one (project-NN's `target = self._get_target(filenames)`,
-    `return [self.protocol_parser[x] for x in filenames]`): a vector, not a 0-dim scalar."""
+    `return [self.protocol_parser[x] for x in filenames]`): a vector, not a 0-dim scalar. So is data named or
+    tested as a list, and data whose tensor (`held_in`) is then indexed or given dimensions."""
     args = positional_args(call.node)
     name = dotted_name(args[0]) if args else None
     held = ctx.dataflow.value_of(name, fn, call.context.order) if name else None
@@ -1677,12 +1692,72 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo) -> bool:
         return True
     if args and _computed_from_host_copy(args[0] if name is None else value, fn):
         return True
+    if name is not None and name.isidentifier() and (_LIST_NAME.search(name) or any(
+        _tests_for_sequence(test, name) for test in call.context.conditions
+    )):
+        return True  # `if isinstance(doc_tens, list): doc_tens = torch.tensor(doc_tens)`, `torch.tensor(sent_len_list)`
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
         info = ctx.facts.call_info(value)
         method = ctx.facts.resolve_function(info) if info is not None else None
         returns = [r.value for r, _ in method.returns] if method is not None else []
-        return bool(returns) and all(_built_list(r) for r in returns)
-    return False
+        if returns and all(_built_list(r) for r in returns):
+            return True
+    if fn.node is None:
+        return False
+    reads = _ReadWithDimensions(held_in if held_in and held_in.isidentifier() else None, call.node)
+    fn.node.visit(reads)
+    return reads.found
+
+
+_LIST_NAME = re.compile(r"_list$")
+# what a 0-dim tensor cannot take, or what gives it dimensions
+_DIMENSIONED = {"unsqueeze", "expand", "expand_as", "repeat", "transpose", "permute", "split", "chunk", "unbind", "narrow"}
+
+
+def _tests_for_sequence(test, name: str) -> bool:
+    """`isinstance(doc_tens, list)` (or a tuple of types with list or tuple among them)."""
+    if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+        return False
+    if dotted_name(test.args[0].value) != name:
+        return False
+    kinds = test.args[1].value
+    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    return any(dotted_name(t) in ("list", "tuple") for t in types)
+
+
+class _ReadWithDimensions(cst.CSTVisitor):
+    """`torch.tensor(data)` of unknown shape whose result is then indexed (`sent_id[heads_ids]`,
+    `bounds[:, 0]`) or given dimensions (`.unsqueeze(1)`, `.expand_as(ids)`): a 0-dim tensor raises on an
+    index, and an expanded one is no 0-dim scalar either, so the data was a sequence."""
+
+    def __init__(self, name: str | None, made: cst.Call) -> None:
+        self.name, self.made = name, made
+        self.seen = self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.value is self.made and node.attr.value in _DIMENSIONED:
+            self.found = True
+        elif self.seen and self.name and isinstance(node.value, cst.Name) and node.value.value == self.name and (
+            node.attr.value in _DIMENSIONED
+        ):
+            self.found = True
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        target = node.value
+        if not (target is self.made or self.seen and self.name and isinstance(target, cst.Name) and target.value == self.name):
+            return
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(index, cst.Index) and (is_none(index.value) or isinstance(index.value, cst.Ellipsis)):
+            return  # `x[None]`, `x[...]`: a 0-dim tensor takes these
+        self.found = True
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if node is self.made:
+            self.seen = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if self.seen and isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.seen = False  # rebound (reads of the new value say nothing of this one)
 
 
 # numpy factories and where their shape goes: (position, keyword); None: every positional argument is a size
@@ -1968,8 +2043,9 @@ _HOST_PARAM = re.compile(
 )
 
 
-def _only_indexes(fn: FunctionInfo, name: str) -> bool:
-    """Every read of `name` in `fn` selects from another tensor (`feat[name]`), which works with a CPU index."""
+def _only_indexes(fn: FunctionInfo, name: str, facts=None, depth: int = 0) -> bool:
+    """Every read of `name` in `fn` selects from another tensor (`feat[name]`), which works with a CPU index,
+    or hands it to a helper of the file that only does that (powerful-gnns' `self.maxpool(h, padded_neighbors)`)."""
     reads = indexes = 0
 
     class _V(cst.CSTVisitor):
@@ -1988,6 +2064,15 @@ def _only_indexes(fn: FunctionInfo, name: str) -> bool:
                 indexes += self.depth > 0
 
     fn.node.body.visit(_V())
+    if reads > indexes and facts is not None and depth < 2:
+        for c in fn.calls:
+            helper = facts.resolve_function(c)
+            if helper is None or helper is fn or helper.node is None:
+                continue
+            indexes += sum(
+                isinstance(value, cst.Name) and value.value == name and _only_indexes(helper, param, facts, depth + 1)
+                for param, value in _bind_arguments(c.node, helper.params)
+            )
     return reads > 0 and (reads == indexes or _only_masks(fn, name))
 
 

@@ -3680,6 +3680,10 @@ class Evaluation:
                 self._made_in_eval_mode(value, fn) or self._wraps_evaluated(value, fn, a.context.order)
             ):
                 events.append((a.context.order, "eval", a.context.branches))
+        for a in fn.assigns:  # `self.training = False` on a class whose `training` setter switches its modules
+            mode = _training_property_mode(fn, a, model)
+            if mode is not None and a.context.order < before:
+                events.append((a.context.order, mode, a.context.branches))
         # (an eval under an `if` the place is not in leaves the path around it open: `train_a_epoch()`, then
         # `if dataset == "Human36M": evaluation_withgt()` in the epoch loop, and `evaluation()` after it)
         latest = max((e[0] for e in events if all(b in use for b in e[2])), default=-1)
@@ -4545,6 +4549,32 @@ def _switch_mode(c: CallInfo, fn: FunctionInfo) -> str | None:
     if c.method not in ("eval", "train") or len(c.node.args) > 1:
         return None
     return "eval" if c.method == "eval" or _is_false_arg(c.node) or _mode_passed_in(c, fn) else "train"
+
+
+def _training_property_mode(fn: FunctionInfo, a, model: str) -> str | None:
+    """"eval" or "train" for `self.training = False/True` in a plain class whose `training` property setter
+    switches the modules it holds (wl-coref's `CorefModel`: `module.train(value)` for each); None otherwise,
+    as for an `nn.Module`, where the assignment sets only the module's own flag and leaves its children."""
+    if a.augmented or len(a.targets) != 1 or a.targets[0] != "self.training" or not within(model, "self"):
+        return None
+    cls = fn.self_class()
+    setter = cls.methods.get("training") if cls is not None else None
+    if setter is None or "training.setter" not in setter.decorators or not _switches_modules(cls, setter):
+        return None
+    if isinstance(a.value, cst.Name) and a.value.value in ("False", "True"):
+        return "eval" if a.value.value == "False" else "train"
+    return None
+
+
+def _switches_modules(cls, method: FunctionInfo, depth: int = 0) -> bool:
+    """The method calls `.train(...)`/`.eval()` on something, itself or through a method of its class."""
+    for c in method.calls:
+        if c.method in ("train", "eval") and c.receiver and len(c.node.args) <= 1:
+            return True
+        callee = cls.methods.get(c.method) if c.receiver == "self" and depth < 2 else None
+        if callee is not None and callee is not method and _switches_modules(cls, callee, depth + 1):
+            return True
+    return False
 
 
 def _uses_of_built(site: CallInfo) -> list[CallInfo]:

@@ -25,6 +25,7 @@ from torchdoctor.facts import (
     annotation_of,
     argument,
     calls_within,
+    default_of,
     dotted_name,
     exclusive_branches,
     names_in,
@@ -381,13 +382,14 @@ class TrainingFacts:
 
     def over_optimizers(self, loop: LoopInfo) -> bool:
         """`for opt in self.optimizers:` walks the optimizers, not the data: its body runs once per step
-        (so does `for name in optimizers.keys():` over a dict of them, pytorch-kaldi's)."""
+        (so does `for name in optimizers.keys():` over a dict of them, pytorch-kaldi's, or `for key in optimizers:`)."""
         if any(self.is_optimizer(t) for t in loop.targets):
             return True
         walked = loop.node.iter if isinstance(loop.node, cst.For) else None
         if isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) and walked.func.attr.value in ("keys", "values", "items"):
             return self.is_optimizer(dotted_name(walked.func.value))
-        return False
+        # `for key in optimizer: optimizer[key].step()` over fast-coref's dict of them
+        return isinstance(walked, (cst.Name, cst.Attribute)) and self.is_optimizer(dotted_name(walked))
 
     def method_of_local_instance(self, call: CallInfo) -> FunctionInfo | None:
         """`manager.step_optimizers(step)` with `manager = TrainingManager(model)` built in this file, or
@@ -798,7 +800,7 @@ class TrainingFacts:
         """The classes assignments in this file may give `name` (`conv_fn = A if separable else B`)."""
         return [
             alt for a in self.facts.assigns if a.targets == (name,) and a.value is not None
-            for alt in _class_alternatives(a.value)
+            for alt in _class_alternatives(a.value) or _handed_in_class(a)
         ]
 
     def _helper_function(self, name: str | None) -> tuple[FunctionInfo | None, "FileFacts | None"]:
@@ -839,6 +841,8 @@ _LIBRARY_MODULE = re.compile(
     r"|classy_vision\.(losses|models|heads)\.([\w.]+\.)?Classy(Loss|Model|Head)$"  # VISSL's bases
     r"|ema_pytorch\.(EMA|PostHocEMA|KarrasEMA)$"  # lucidrains' EMA wrappers: modules that hold a copy of the model
     r"|mmcv\.cnn\.([\w.]+\.)?[A-Z]\w*$"  # mmcv's bricks: ConvModule, Scale, NonLocal2d, ...
+    # TensorLy-Torch's tensors and layers are modules: `FactorizedTensor.new(shape, rank=...)` (neural operators)
+    r"|tltorch\.([\w.]+\.)?(Factorized|Tensorized)\w*(\.(new|from_tensor|from_matrix|from_layer|from_embedding))?$"
     # fairseq's model bases (Graphormer's `Graphormer3D(BaseFairseqModel)`): nn.Modules
     r"|fairseq\.models\.([\w.]+\.)?(BaseFairseqModel|Fairseq\w*(Model|Encoder|Decoder))$"
     # compressai's entropy models and latent codecs (`EntropyBottleneckLatentCodec`): nn.Modules with parameters
@@ -893,14 +897,16 @@ def _named_value(fn: FunctionInfo, value: cst.BaseExpression, at: int | None = N
 
 def _param_defaults(facts, name: str) -> list[cst.BaseExpression]:
     """The default values of parameters called `name`, in the file's functions."""
-    found = []
-    for fn in facts.functions:
-        if fn.node is None or name not in fn.params:
-            continue
-        for param in (*fn.node.params.params, *fn.node.params.kwonly_params):
-            if param.name.value == name and param.default is not None:
-                found.append(param.default)
-    return found
+    return [d for fn in facts.functions if name in fn.params and (d := default_of(fn, name)) is not None]
+
+
+def _handed_in_class(a) -> list[cst.BaseExpression]:
+    """`self.operator_block = operator_block` from `def __init__(self, ..., operator_block=FNOBlocks)`: the
+    class the parameter defaults to."""
+    if not isinstance(a.value, cst.Name) or a.value.value not in a.function.params:
+        return []
+    default = default_of(a.function, a.value.value)
+    return _class_alternatives(default) if default is not None else []
 
 
 def _class_alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
