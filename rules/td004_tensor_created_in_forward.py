@@ -904,6 +904,9 @@ def _runs_held_layer(fn: FunctionInfo, call: cst.Call) -> bool:
     return owner is not None and dotted.startswith("self.") and dotted.count(".") == 1 and dotted[5:] not in owner.methods
 
 
+_TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})  # attributes that view a tensor where it is
+
+
 def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
     """The calls whose results flow into `node` through arithmetic, elementwise torch functions and
     method chains: all moved together when `node` is."""
@@ -914,6 +917,8 @@ def _value_calls(node: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
     if isinstance(node, cst.UnaryOperation):
         return _value_calls(node.expression, depth + 1)
     if isinstance(node, cst.Subscript):  # `torch.arange(h)[None, :, None]`
+        return _value_calls(node.value, depth + 1)
+    if isinstance(node, cst.Attribute) and node.attr.value in _TENSOR_VIEWS:  # GDN's `torch.arange(n).T.unsqueeze(1)`
         return _value_calls(node.value, depth + 1)
     if isinstance(node, (cst.List, cst.Tuple)):  # torch.cat([torch.ones(b), torch.zeros(b)]).to(x.device)
         return [c for e in node.elements for c in _value_calls(e.value, depth + 1)]

@@ -134,6 +134,25 @@ class EvalWithoutEvalMode(Rule):
                 )
         yield from self._check_mode_methods(ctx, found_in_class, found_names)
         yield from self._shared_runner_called_to_evaluate(ctx)
+        yield from self._beside_switching_methods(ctx, found_in_class)
+
+    @staticmethod
+    def _beside_switching_methods(ctx, found_in_class):
+        """A plain class's evaluation method that runs a network a sibling method switches to eval, without
+        switching it itself (randomized smoothing's `Smooth.predict()` beside `certify()`)."""
+        for cls in ctx.facts.all_classes:
+            if ctx.training.is_module_class(ctx.facts, cls):
+                continue
+            for method, run, sibling in ctx.evaluation.runs_beside_switching_methods(cls):
+                if (id(cls), run.model) in found_in_class or not ctx.evaluation.may_change_with_mode(run.call, run.model):
+                    continue
+                found_in_class.add((id(cls), run.model))
+                yield ctx.report(
+                    run.call.node,
+                    f"'{run.model}' runs in `{cls.name}.{method.name}()` without `{run.model}.eval()`, though "
+                    f"`{sibling.name}()` switches it to eval: called on a model in training mode (a fresh one, or one "
+                    f"just trained), Dropout and BatchNorm act as in training; call `{run.model}.eval()` first",
+                )
 
     @staticmethod
     def _shared_runner_called_to_evaluate(ctx):

@@ -25,6 +25,7 @@ from torchdoctor.facts import (
     within,
 )
 from torchdoctor.mode_layers import ModeLayers, constructions_of
+from torchdoctor.mode_methods import offers_mode_api
 from torchdoctor.project import lookup_class, method_and_file, stored_as_value
 from torchdoctor.training import OTHER_FRAMEWORKS, unwrapped_either_way
 
@@ -667,9 +668,25 @@ class Evaluation:
             ):
                 continue  # `train()`: `self.train_step(...)` backpropagates, then `val_loss = self.inference_step(...)`
             if caller.name == "forward" or _TRAINING_NAME.search(caller.name) or judge.has_training(caller, depth=0):
+                if caller.name != "forward" and not _TRAINING_NAME.search(caller.name) and _EVAL_NAME.search(method.name) and (
+                    not judge.backpropagated_beside(call)
+                ):
+                    continue  # hogrl's main() trains in its batch loop, then `val_auc = test(...)` every ten epochs
                 return True  # (a script's main() that trains through helpers, then predicts, does not count;
                 # a `forward` that computes with it hands its result to whoever backpropagates)
         return False
+
+    def backpropagated_beside(self, call: CallInfo) -> bool:
+        """A backward in the same iteration as the call (its own loop's body, helpers included), or after it
+        in a function body without loops: where a training step could use what the call computes."""
+        loop = call.context.loop
+        if loop is not None:
+            return any(e.kind == "backward" and e.direct for e in self.training.loop_events(loop))
+        return any(
+            c.context.loop is None and c.context.order > call.context.order
+            and (event := self.training.event_of(c)) is not None and event[0] == "backward"
+            for c in call.function.calls
+        )
 
     def _handed_to_training(self, fn: FunctionInfo) -> bool:
         """`train(loader, netG, predict, optimizer)`: the function is handed as a callback to a training
@@ -2686,6 +2703,45 @@ class Evaluation:
         return inst is not None and inst.cls is not None and inst.cls.name == cls.name
 
     # -- train/eval mode -----------------------------------------------------------
+    def runs_beside_switching_methods(self, cls) -> list[tuple[FunctionInfo, ModelRun, FunctionInfo]]:
+        """(evaluation method, run, sibling) for each network a plain class's evaluation method runs without
+        `.eval()` on its way while a sibling method switches that same network to eval: randomized
+        smoothing's `Smooth.certify()` calls `self.base_classifier.eval()`, `Smooth.predict()` does not, and
+        its callers hand in a freshly built model. (Not when `__init__` switches it and nothing switches it
+        back to training, nor when the class offers its own `eval()`, which its callers use.)"""
+        if offers_mode_api(cls) or any(
+            (found := lookup_class(self.training.project, self.facts, base)) is not None and offers_mode_api(found[1])
+            for base in cls.written_bases
+        ):
+            return []  # (pix2pix's `BaseModel.eval()`, which test.py calls before `model.test()`)
+        evals: dict[str, list[FunctionInfo]] = {}
+        trained: set[str] = set()
+        for m in cls.methods.values():
+            for c in m.calls:
+                if not (c.receiver or "").startswith("self.") or c.method not in ("eval", "train") or len(c.node.args) > 1:
+                    continue
+                if c.method == "eval" or _is_false_arg(c.node):
+                    evals.setdefault(c.receiver, []).append(m)
+                else:
+                    trained.add(c.receiver)
+        found = []
+        for m in cls.methods.values():
+            if m.name == "__init__" or not _EVAL_NAME.search(m.name) or self.has_training(m):
+                continue
+            for run in self.model_runs(m):
+                if any(s is m for s in evals.get(run.model, ())):
+                    continue
+                # (a sibling that is an evaluation too, running the network: not a hook that only prepares it,
+                # `on_validation_epoch_start()` before the framework's `validation_step()`)
+                siblings = [s for s in evals.get(run.model, ()) if any(r.model == run.model for r in self.model_runs(s))]
+                if not siblings:
+                    continue
+                if any(s.name == "__init__" for s in evals[run.model]) and run.model not in trained:
+                    continue
+                if self._last_mode(m, run.model, run.call.context.order) is None:
+                    found.append((m, run, siblings[0]))
+        return found
+
     def eval_mode_set_before(self, model: str, call: CallInfo, depth: int = 0) -> bool:
         """True when `model.eval()` (or `train(False)`, or a parent's eval()) runs before `call`.
 

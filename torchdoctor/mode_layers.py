@@ -57,10 +57,33 @@ class ModeLayers:
         if inst.sequential is not None:
             if not inst.sequential.args:
                 return True  # `nn.Sequential()` filled later with add_module(...): contents unknown
-            return any(self._construction_has(inst.facts, a.value, None, 0) for a in inst.sequential.args)
+            info = inst.facts.call_info(inst.sequential)
+            where = (info.function, info.context.order) if info is not None else None
+            return any(self._sequential_part_has(inst.facts, a.value, where) for a in inst.sequential.args)
         if inst.qualname:
             return self._torch_layer_has(inst.qualname, None)
         return True
+
+    def _sequential_part_has(self, facts, value, where, depth: int = 0) -> bool:
+        """An argument of `nn.Sequential(...)`: a construction, or a name its building function gives one.
+        A part that cannot be read (randomized smoothing's `nn.Sequential(normalize_layer, model)`, the model
+        picked by an if/elif chain; a list filled by `append`) may hold anything."""
+        fn = where[0] if where is not None else None
+        if isinstance(value, cst.Call):
+            return self._call_has(facts, value, fn, 0)
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return not value.elements or any(self._sequential_part_has(facts, e.value, where, depth) for e in value.elements)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            return self._sequential_part_has(facts, value.elt, where, depth)
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return False  # (Super-SloMo's `*list(vgg16.children())[0][:22]`: a slice of a library model, not read)
+        name = dotted_name(value)
+        if name is None or where is None or depth > 2:
+            return True
+        held = self.flow.flow_for(facts).value_of(name, fn, where[1])
+        if held is None or held[0] is value:
+            return True
+        return self._sequential_part_has(facts, held[0], (held[1], held[2]), depth + 1)
 
     def class_has_mode_layers(self, facts, cls, depth: int = 0) -> bool:
         key = id(cls.node)

@@ -46,6 +46,11 @@ def forgotten_by_eval_method(cls: ClassInfo) -> list[ForgottenSwitch]:
     return found
 
 
+def offers_mode_api(cls: ClassInfo) -> bool:
+    """The class has mode switches of its own (`eval()`, `set_eval()`, `eval_mode()`): its callers use them."""
+    return any(_MODE_METHOD.search(name) for name in cls.methods)
+
+
 def _run_only_to_train(cls: ClassInfo, network: str) -> bool:
     """Every method of the class that runs the network backpropagates or steps (`backward_D`), or is
     called only by methods that do (`optimize_params` stepping the losses `backward_D` returns)."""

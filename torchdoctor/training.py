@@ -225,6 +225,10 @@ class TrainingFacts:
             return "step", self.canonical(call.receiver, fn)
         if m in ("step", "zero_grad") and call.receiver is None:
             element = _element_of(call)  # `optimizers[name].step()`: pytorch-kaldi keeps one optimizer per network
+            key = _literal_key(call)
+            if element is not None and key is not None and self.is_optimizer(key):
+                # 2D-TAN's engine, `state['optimizer'].step(closure)`: one entry of a dict, named by its key
+                return ("step" if m == "step" else "reset"), f'{element[:-2]}["{key}"]'
             if element is not None and self.is_optimizer(element):
                 return ("step" if m == "step" else "reset"), self.canonical(element, fn)
         if m == "step" and call.receiver is not None:
@@ -552,7 +556,7 @@ class TrainingFacts:
                 if call.method in ("register_buffer", "register_parameter") or q.rsplit(".", 1)[-1] == "Parameter":
                     return False
                 if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-                    if not _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]):
+                    if not _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]) and not _unweighted_loss(q, call.node):
                         return False
                     continue
                 found = lookup_class(self.project, facts, call.dotted) if call.dotted else None
@@ -581,8 +585,8 @@ class TrainingFacts:
     def _plainly_stateless_value(self, facts: FileFacts, value: cst.Call, depth: int) -> bool:
         q = facts.qualify(value.func) or ""
         last = q.rsplit(".", 1)[-1]
-        if q.startswith("torch."):
-            return _STATELESS_LAYER.match(last) is not None if last[:1].isupper() else True  # a layer, or a tensor
+        if q.startswith("torch."):  # a layer (or an unweighted loss), or a tensor
+            return _STATELESS_LAYER.match(last) is not None or _unweighted_loss(q, value) if last[:1].isupper() else True
         name = dotted_name(value.func)
         if name in _BUILTIN_VALUES:
             return True
@@ -900,6 +904,19 @@ def _param_defaults(facts, name: str) -> list[cst.BaseExpression]:
     return [d for fn in facts.functions if name in fn.params and (d := default_of(fn, name)) is not None]
 
 
+def _unweighted_loss(q: str, node: cst.Call) -> bool:
+    """`nn.MSELoss()`, `nn.HuberLoss(delta=d)`: a torch loss with no `weight`/`pos_weight` buffer holds nothing
+    (chgnet's `CombinedLoss` picks one by name)."""
+    last = q.rsplit(".", 1)[-1]
+    if not last.endswith("Loss") or any(a.keyword is not None and a.keyword.value in ("weight", "pos_weight") for a in node.args):
+        return False
+    return not (last in _WEIGHT_FIRST_LOSSES and any(a.keyword is None for a in node.args))
+
+
+# torch losses whose first positional argument is a class-weight tensor (kept as a buffer)
+_WEIGHT_FIRST_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss"})
+
+
 def _handed_in_class(a) -> list[cst.BaseExpression]:
     """`self.operator_block = operator_block` from `def __init__(self, ..., operator_block=FNOBlocks)`: the
     class the parameter defaults to."""
@@ -1033,6 +1050,16 @@ def _element_of(call: CallInfo) -> str | None:
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript):
         return _optimizer_written(func.value)
     return None
+
+
+def _literal_key(call: CallInfo) -> str | None:
+    """The string key of `state['optimizer'].step()`."""
+    func = call.node.func
+    sub = func.value if isinstance(func, cst.Attribute) else None
+    if not isinstance(sub, cst.Subscript) or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    key = sub.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
 
 
 def _optimizer_written(node: cst.BaseExpression) -> str | None:
