@@ -2071,6 +2071,8 @@ def _only_indexes(fn: FunctionInfo, name: str, facts=None, depth: int = 0) -> bo
     fn.node.body.visit(_V())
     if reads > indexes and facts is not None and depth < 2:
         for c in fn.calls:
+            if not any(isinstance(a.value, cst.Name) and a.value.value == name for a in c.node.args):
+                continue
             helper = facts.resolve_function(c)
             if helper is None or helper is fn or helper.node is None:
                 continue

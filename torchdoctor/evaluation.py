@@ -2709,11 +2709,6 @@ class Evaluation:
         smoothing's `Smooth.certify()` calls `self.base_classifier.eval()`, `Smooth.predict()` does not, and
         its callers hand in a freshly built model. (Not when `__init__` switches it and nothing switches it
         back to training, nor when the class offers its own `eval()`, which its callers use.)"""
-        if offers_mode_api(cls) or any(
-            (found := lookup_class(self.training.project, self.facts, base)) is not None and offers_mode_api(found[1])
-            for base in cls.written_bases
-        ):
-            return []  # (pix2pix's `BaseModel.eval()`, which test.py calls before `model.test()`)
         evals: dict[str, list[FunctionInfo]] = {}
         trained: set[str] = set()
         for m in cls.methods.values():
@@ -2724,6 +2719,11 @@ class Evaluation:
                     evals.setdefault(c.receiver, []).append(m)
                 else:
                     trained.add(c.receiver)
+        if not evals or offers_mode_api(cls) or any(
+            (base_class := lookup_class(self.training.project, self.facts, base)) is not None and offers_mode_api(base_class[1])
+            for base in cls.written_bases
+        ):
+            return []  # (pix2pix's `BaseModel.eval()`, which test.py calls before `model.test()`)
         found = []
         for m in cls.methods.values():
             if m.name == "__init__" or not _EVAL_NAME.search(m.name) or self.has_training(m):
