@@ -345,13 +345,13 @@ class TensorCreatedInForward(Rule):
             if on_host_copies:
                 continue
             device = keyword_arg(call.node, "device")
+            held = uses.assigned_name(call.node)  # the local name the tensor is bound to, if any
             if device is not None:
                 scalar = factory in _LITERAL_DATA and not _is_sequence_literal(call.node) or _is_zero_dim_size(call.node)
-                pinned = uses.assigned_name(call.node)
-                if _is_cpu(device.value) and not _named_host_side(pinned) and not (
+                if _is_cpu(device.value) and not _named_host_side(held) and not (
                     scalar or id(call.node) in uses.moved  # a 0-dim value mixes with CUDA tensors; `(...).to("cuda")`
                     # (s2e-coref's labels filled one by one on the host, then `labels = labels.to(self.device)`)
-                    or _moved_before_met(ctx.facts, call.node, pinned, uses)
+                    or _moved_before_met(ctx.facts, call.node, held, uses)
                 ):
                     yield ctx.report(
                         call.node,
@@ -361,9 +361,9 @@ class TensorCreatedInForward(Rule):
                 continue
             if cuda_default:
                 continue  # the project makes CUDA the default device of new tensors
-            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call, uses.assigned_name(call.node)):
+            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call, held):
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
-                held = uses.assigned_name(call.node)  # `idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`
+                # (`idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`: moved later under its name)
                 moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
                 if problem is not None and not (device_aware or id(call.node) in uses.moved or moved_later):
                     yield ctx.report(call.node, f"`torch.{factory}(...)` in {where} {problem}")
@@ -387,7 +387,7 @@ class TensorCreatedInForward(Rule):
                     replace=_device_fix(ctx, call.node, forward) if forward is not None else None,
                 )
                 continue
-            target = uses.assigned_name(call.node)
+            target = held
             carrier = uses.carried_by.get(id(call.node))
             if device_aware and not uses.met_before_moved(call.node, target, carrier, moved_at_end=True):
                 continue
