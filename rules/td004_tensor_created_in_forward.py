@@ -1739,17 +1739,16 @@ class _ReadWithDimensions(cst.CSTVisitor):
         self.name, self.made = name, made
         self.seen = self.found = False
 
+    def _is_the_tensor(self, node: cst.BaseExpression) -> bool:
+        """The factory call itself, or its name read after it."""
+        return node is self.made or self.seen and bool(self.name) and isinstance(node, cst.Name) and node.value == self.name
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.value is self.made and node.attr.value in _DIMENSIONED:
-            self.found = True
-        elif self.seen and self.name and isinstance(node.value, cst.Name) and node.value.value == self.name and (
-            node.attr.value in _DIMENSIONED
-        ):
+        if node.attr.value in _DIMENSIONED and self._is_the_tensor(node.value):
             self.found = True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        target = node.value
-        if not (target is self.made or self.seen and self.name and isinstance(target, cst.Name) and target.value == self.name):
+        if not self._is_the_tensor(node.value):
             return
         index = node.slice[0].slice if len(node.slice) == 1 else None
         if isinstance(index, cst.Index) and (is_none(index.value) or isinstance(index.value, cst.Ellipsis)):

@@ -2725,6 +2725,7 @@ class Evaluation:
         ):
             return []  # (pix2pix's `BaseModel.eval()`, which test.py calls before `model.test()`)
         found = []
+        networks_run: dict[int, set[str]] = {}  # id(method) -> the networks it runs, asked once per sibling
         for m in cls.methods.values():
             if m.name == "__init__" or not _EVAL_NAME.search(m.name) or self.has_training(m):
                 continue
@@ -2733,7 +2734,10 @@ class Evaluation:
                     continue
                 # (a sibling that is an evaluation too, running the network: not a hook that only prepares it,
                 # `on_validation_epoch_start()` before the framework's `validation_step()`)
-                siblings = [s for s in evals.get(run.model, ()) if any(r.model == run.model for r in self.model_runs(s))]
+                for s in evals.get(run.model, ()):
+                    if id(s) not in networks_run:
+                        networks_run[id(s)] = {r.model for r in self.model_runs(s)}
+                siblings = [s for s in evals.get(run.model, ()) if run.model in networks_run[id(s)]]
                 if not siblings:
                     continue
                 if any(s.name == "__init__" for s in evals[run.model]) and run.model not in trained:

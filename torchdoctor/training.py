@@ -556,7 +556,7 @@ class TrainingFacts:
                 if call.method in ("register_buffer", "register_parameter") or q.rsplit(".", 1)[-1] == "Parameter":
                     return False
                 if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-                    if not _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]) and not _unweighted_loss(q, call.node):
+                    if not _stateless_torch_class(q, call.node):
                         return False
                     continue
                 found = lookup_class(self.project, facts, call.dotted) if call.dotted else None
@@ -586,7 +586,7 @@ class TrainingFacts:
         q = facts.qualify(value.func) or ""
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch."):  # a layer (or an unweighted loss), or a tensor
-            return _STATELESS_LAYER.match(last) is not None or _unweighted_loss(q, value) if last[:1].isupper() else True
+            return _stateless_torch_class(q, value) if last[:1].isupper() else True
         name = dotted_name(value.func)
         if name in _BUILTIN_VALUES:
             return True
@@ -902,6 +902,12 @@ def _named_value(fn: FunctionInfo, value: cst.BaseExpression, at: int | None = N
 def _param_defaults(facts, name: str) -> list[cst.BaseExpression]:
     """The default values of parameters called `name`, in the file's functions."""
     return [d for fn in facts.functions if name in fn.params and (d := default_of(fn, name)) is not None]
+
+
+def _stateless_torch_class(q: str, node: cst.Call) -> bool:
+    """A torch class constructed at `node` that holds no parameter, buffer or mode: an activation, pooling
+    or padding layer, or an unweighted loss."""
+    return _STATELESS_LAYER.match(q.rsplit(".", 1)[-1]) is not None or _unweighted_loss(q, node)
 
 
 def _unweighted_loss(q: str, node: cst.Call) -> bool:
