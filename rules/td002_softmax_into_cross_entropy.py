@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchdoctor.dataflow import LOG_SOFTMAX, LOGIT_LOSSES, SIGMOID, SOFTMAX
+from torchdoctor.dataflow import CROSS_ENTROPY_AMONG, LOG_SOFTMAX, LOGIT_LOSSES, SIGMOID, SOFTMAX
 from torchdoctor.facts import argument
 from torchdoctor.rule import Rule
 
@@ -102,6 +102,13 @@ class SoftmaxIntoCrossEntropy(Rule):
                     f"'{what}' is softmax output, but the loss it goes to (CrossEntropyLoss or BCEWithLogitsLoss, "
                     "chosen by a flag) squashes its input itself: the probabilities are squashed twice; pass the logits",
                 )
+            elif loss == CROSS_ENTROPY_AMONG and kind == SOFTMAX and flow.kind_on_every_path(value, call.function, call.context.order) == SOFTMAX:
+                yield ctx.report(
+                    call.node,
+                    f"'{what}' is softmax output, and one of the losses it may reach (picked by a flag or by the caller) "
+                    "is CrossEntropyLoss, which applies log_softmax itself: with that choice the probabilities are "
+                    "squashed twice and training stalls; pass the logits",
+                )
             elif loss == "BCEWithLogitsLoss" and kind in (SIGMOID, SOFTMAX):
                 yield ctx.report(
                     call.node,
@@ -116,4 +123,4 @@ class SoftmaxIntoCrossEntropy(Rule):
             return "CrossEntropyLoss"
         if loss in _BCE_WITH_LOGITS:
             return "BCEWithLogitsLoss"
-        return loss if loss == LOGIT_LOSSES else None
+        return loss if loss in (LOGIT_LOSSES, CROSS_ENTROPY_AMONG) else None

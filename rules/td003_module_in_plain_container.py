@@ -73,7 +73,7 @@ class ModuleInPlainContainer(Rule):
 
     def check(self, ctx):
         facts, training = ctx.facts, ctx.training
-        for cls in facts.classes.values():
+        for cls in (*facts.classes.values(), *facts.nested_classes):
             if not training.is_module_class(facts, cls):
                 continue
             methods = list(cls.methods.values())
@@ -156,7 +156,9 @@ class ModuleInPlainContainer(Rule):
                 value = a.value
                 kind = _container_kind(value)
                 holds = kind is not None and _holds_module(training, value)
-                if not holds and kind is not None and _is_empty(value) and _filled_after(a, filled_with_modules.get(attr)):
+                if not holds and kind is not None and (_is_empty(value) or _only_placeholders(value)) and _filled_after(
+                    a, filled_with_modules.get(attr)
+                ):
                     holds = True  # (not by the other branch: `if sparse: self.embeds = {}` ... `else: self.embeds = ModuleDict()`)
                 if not holds and isinstance(value, cst.Name) and value.value in filled_with_modules:
                     made_as_container = value.value in local_sources or not any(
@@ -267,6 +269,15 @@ def _container_kind(value: cst.BaseExpression) -> str | None:
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("list", "dict", "tuple"):
         return dotted_name(value.func)
     return None
+
+
+def _only_placeholders(value: cst.BaseExpression) -> bool:
+    """`[None, None, None, None]` or `[None] * n`: slots that item assignments fill later (DeepLabCut's
+    `self.coam_stages[pos - 1] = CoAMBlock(...)`)."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        value = value.left if isinstance(value.left, cst.List) else value.right
+    return isinstance(value, cst.List) and bool(value.elements) and all(
+        isinstance(e, cst.Element) and is_none(e.value) for e in value.elements)
 
 
 def _is_empty(value: cst.BaseExpression) -> bool:
@@ -458,9 +469,15 @@ def _fills_only_stateless(ctx, fills: list | None) -> bool:
     buffers or mode of its own."""
     return bool(fills) and all(
         _only_stateless(ctx, value) if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) else
-        ctx.training.constructs_stateless(ctx.facts, value)
-        for _, value in fills
+        ctx.training.constructs_stateless(ctx.facts, _built_as(call, value))
+        for call, value in fills
     )
+
+
+def _built_as(call, value: cst.BaseExpression) -> cst.BaseExpression:
+    """The construction a name appended to the container was last given (`td_aug = TimeDomainSpecAugment(...)`
+    ... `self.augment.append(td_aug)`), or the value itself."""
+    return (_assigned_before(call, value.value) or [value])[-1] if isinstance(value, cst.Name) else value
 
 
 def _filled_with_stateful(ctx, a: AssignInfo, fills: list | None) -> bool:
@@ -491,7 +508,7 @@ def _only_losses(value: cst.BaseExpression) -> bool:
 def _fills_only_losses(fills: list | None) -> bool:
     """Everything appended to a container is a loss module, built in the call or just before it."""
     return bool(fills) and all(
-        _builds_loss((_assigned_before(call, value.value) or [value])[-1] if isinstance(value, cst.Name) else value)
+        _builds_loss(_built_as(call, value))
         for call, value in fills
     )
 

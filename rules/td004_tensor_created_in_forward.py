@@ -269,7 +269,7 @@ class TensorCreatedInForward(Rule):
         added = any(a.augmented and a.value is not None and any(c is call.node for c in calls_within(a.value)) for a in fn.assigns)
         if target is not None and not added and any(
             a.augmented and a.targets == (target,) and not _host_number(a.value, fn) and not _computed_on_host(a.value, uses)
-            and not _reads_only_itself(a.value, target)
+            and not _reads_only_itself(a.value, target) and not _reads_only_sizes(a.value)
             and a.context.order > call.context.order  # (`loss += ...` in the loop above, then `loss = torch.tensor(0.0)`)
             for a in fn.assigns
         ):  # (`state["offset"] += offset` with an int offset stays on the host; `loss += torch.tensor(0.0)` adds a scalar)
@@ -338,8 +338,8 @@ class TensorCreatedInForward(Rule):
                 continue  # `if torch.cuda.is_available(): ... .cuda() else: torch.ones(n)`: chosen per device
             if keyword_arg(call.node, "out") is not None:
                 continue  # `torch.arange(n, out=x.new(n).long())`: written into a tensor on the input's device
-            if id(call.node) in host_results:
-                continue
+            if id(call.node) in host_results or host_results and _handed_back_from_host(fn, call.node, uses):
+                continue  # (a result built on the host from the host copy, returned under a name or in a dict)
             if on_host_copies is None:
                 on_host_copies = _works_on_host_copies(fn, uses)
             if on_host_copies:
@@ -361,17 +361,18 @@ class TensorCreatedInForward(Rule):
                 continue
             if cuda_default:
                 continue  # the project makes CUDA the default device of new tensors
-            if factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call, held):
+            zero_dim = factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node)
+            if zero_dim or factory in _LITERAL_DATA and not _is_sequence_literal(call.node) and not _sequence_data(ctx, fn, call, held):
+                # (a 0-dim literal, `torch.tensor(0.0)`, or a 0-dim factory, DeepFilterNet's `torch.zeros(())` loss
+                # accumulator; data of unknown shape goes here too, and is not guessed at)
                 problem = self._zero_dim_problem(ctx, fn, call, uses)
                 # (`idx = idx.type_as(x.data).long()` before `hs.gather(1, idx)`: moved later under its name)
                 moved_later = held is not None and held in uses.moved_names and not uses.met_before_moved(call.node, held)
                 if problem is not None and not (device_aware or id(call.node) in uses.moved or moved_later):
                     yield ctx.report(call.node, f"`torch.{factory}(...)` in {where} {problem}")
-                continue  # other 0-dim scalars mix with CUDA tensors; data of unknown shape is not guessed at
+                continue  # other 0-dim scalars mix with CUDA tensors
             if factory in _LITERAL_DATA and _from_shapes(call.node):
                 continue  # `torch.tensor([t.shape[-1] for t in crops])`: bookkeeping of sizes, used on the host
-            if factory in ("zeros", "ones", "empty", "full", "rand", "randn") and _is_zero_dim_size(call.node):
-                continue
             if (_is_zero_size(call.node, factory) or factory in _LITERAL_DATA and _is_empty_data(call.node)) and not _joined_with_device_values(
                 ctx.facts, fn, call, uses.assigned_name(call.node), uses
             ):
@@ -401,6 +402,10 @@ class TensorCreatedInForward(Rule):
                 fn, held_in, call.node, uses
             ):
                 continue  # `position = torch.arange(n)` read only in `pe[:, 0::2] = torch.sin(position * div)`
+            if held_in is not None and held_in.isidentifier() and fn.node is not None and _meshed_then_copied_into_slices(
+                fn, held_in, call.node, uses
+            ):
+                continue  # `x = torch.linspace(-1, 1, w)` ... `lidar[:, 1] = x_grid` after `torch.meshgrid(x, y)`
             if _read_as_host_scalar(ctx.facts, fn, call.node, target, ctx.project) or _cast_to_host(fn, call.node):
                 continue
             if target is not None and target.startswith("self.") and _kept_element_by_element(fn.self_class(), target[5:]):
@@ -594,12 +599,15 @@ def _pure_of_self(method: FunctionInfo) -> bool:
 
 
 def _calls_in_defaults(fn: FunctionInfo) -> set[int]:
-    """ids of the calls in the default values of fn's parameters."""
+    """ids of the calls in the default values and annotations of fn's parameters (asv-subtools'
+    `mask: torch.ones((0, 0, 0), dtype=torch.bool)`, a default written as an annotation: evaluated once,
+    at definition, and never used as a value)."""
     found: set[int] = set()
     params = fn.node.params if fn.node is not None else None
     for param in (*params.params, *params.kwonly_params, *params.posonly_params) if params is not None else ():
-        if param.default is not None:
-            found.update(id(c) for c in calls_within(param.default))
+        for part in (param.default, param.annotation):
+            if part is not None:
+                found.update(id(c) for c in calls_within(part))
     return found
 
 
@@ -674,9 +682,14 @@ def _takes_library_object(facts, project, forward: FunctionInfo) -> bool:
 
 
 def _input_taken_to_host(fn: FunctionInfo) -> bool:
-    """The function copies a tensor parameter to the host as numpy: `img.cpu().numpy()`."""
-    params = set(fn.params) - {"self", "cls", "ctx"}
-    return any(_host_copy_of(call.node, params) for call in fn.calls)
+    """The function copies a tensor parameter to the host as numpy: `img.cpu().numpy()`, or a value read
+    from one (DeepLabCut's SimCC predictor: `x = outputs["x"].detach()` ... `x.cpu().numpy()`)."""
+    inputs = set(fn.params) - {"self", "cls", "ctx"}
+    for _ in range(2):
+        inputs |= {t for a in fn.assigns if a.value is not None and _read_names(a.value) & inputs
+                   for t in a.targets if t.isidentifier()}
+    return any(_host_copy_of(call.node, inputs) for call in fn.calls)
+
 
 
 def _host_copy_of(node: cst.BaseExpression, params) -> bool:
@@ -1185,7 +1198,10 @@ def _moved_at_every_call_site(facts, helper: FunctionInfo, scan_of, depth: int =
         return False
     for site in sites:
         scan = scan_of(site.function)
-        target = scan.assigned_name(site.node)
+        # (`kernel = self.make_2d_gaussian_kernel(...)[None, None]`, then `kernel = kernel.repeat(...).to(dev)`)
+        target = scan.assigned_name(site.node) or next(
+            (a.targets[0] for a in site.function.assigns
+             if len(a.targets) == 1 and a.value is not None and _shaping_chain(a.value)[-1] is site.node), None)
         if id(site.node) in scan.moved or (target and target in scan.moved_names) or _read_on_host_at(site):
             continue
         if depth < 2 and site.function.self_class() is not None and site.function.name != "forward" and (
@@ -1209,6 +1225,18 @@ def _handed_back(fn: FunctionInfo, made: cst.Call) -> bool:
         ):
             carrying.add(a.targets[0])
     return all(any(c is made for c in calls_within(r)) or bool(_read_names(r) & carrying) for r in returns)
+
+
+def _handed_back_from_host(fn: FunctionInfo, made: cst.Call, uses) -> bool:
+    """`_handed_back`, with nothing on the way meeting a device value: DeepLabCut's SimCC predictor returns
+    `dict(poses=keypoints_with_score)` after `keypoints_with_score = torch.tensor(keypoints_with_score)`."""
+    if not _handed_back(fn, made):
+        return False
+    carrying = [a.value for a in fn.assigns if a.value is not None and any(c is made for c in calls_within(a.value))]
+    returns = [r.value for r, _ in fn.returns if r.value is not None]
+    inputs = set(fn.params) - {"self", "cls", "ctx"}
+    # (not `refined = outputs["offset"] + torch.tensor(peaks)`: joined with an input on the way out)
+    return not any(uses.device.touches(v) or _read_names(v) & inputs for v in (*carrying, *returns))
 
 
 def _read_on_host_at(site) -> bool:
@@ -1555,6 +1583,9 @@ def _from_shapes(call: cst.Call) -> bool:
     if not args:
         return False
     data = args[0]
+    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Multiply):
+        # `torch.IntTensor([preds.size(1)] * preds.size(0))`: CTC input lengths, one per sample
+        data = data.left if isinstance(data.left, (cst.List, cst.Tuple)) else data.right
     elements = [data.elt] if isinstance(data, cst.ListComp) else [getattr(e, "value", e) for e in getattr(data, "elements", [])]
     code = [cst.Module([]).code_for_node(e) for e in elements]
     return bool(code) and all(".shape" in c or ".size(" in c or c.startswith("len(") for c in code)
@@ -1639,6 +1670,18 @@ def _only_copied_into_slices(fn: FunctionInfo, name: str, made: cst.Call, uses) 
     return inside == _HostReads(name, made).count(fn)
 
 
+def _meshed_then_copied_into_slices(fn: FunctionInfo, name: str, made: cst.Call, uses) -> bool:
+    """`x = torch.linspace(-1, 1, w)` read only by `y_grid, x_grid = torch.meshgrid(x, y)` of host values,
+    whose grids are only copied into slices of a device tensor (transfuser's positional encoding written into
+    the lidar input: a copy across devices)."""
+    meshes = [a for a in fn.assigns if isinstance(a.value, cst.Call) and (dotted_name(a.value.func) or "").endswith("meshgrid")
+              and name in _read_names(a.value) and a.context.order > 0]
+    if len(meshes) != 1 or _HostReads(name, made).count(fn) != 1 or uses.device.touches(meshes[0].value):
+        return False
+    grids = meshes[0].targets
+    return bool(grids) and all(t.isidentifier() and _only_copied_into_slices(fn, t, meshes[0].value, uses) for t in grids)
+
+
 def _scalar_index(element: cst.SubscriptElement) -> bool:
     """`[0]`, `[i]`: one position (a loop counter or an int), not a slice, mask or index tensor expression."""
     return isinstance(element.slice, cst.Index) and (
@@ -1680,8 +1723,13 @@ def _dimensions(call: cst.Call) -> int | None:
 
 
 def _is_sequence_literal(call: cst.Call) -> bool:
+    """`torch.tensor([a, b])`, a comprehension, or a repeated list (`[0.0] * self.h_dim`, a tree LSTM's empty
+    child state): a vector, never a 0-dim scalar."""
     args = positional_args(call)
-    return bool(args) and isinstance(args[0], (cst.List, cst.Tuple, cst.ListComp))
+    data = args[0] if args else None
+    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Multiply):
+        data = data.left if isinstance(data.left, (cst.List, cst.Tuple)) else data.right
+    return isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
 
 
 def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo, held_in: str | None) -> bool:
@@ -1693,7 +1741,7 @@ def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo, held_in: str | None) -
     name = dotted_name(args[0]) if args else None
     held = ctx.dataflow.value_of(name, fn, call.context.order) if name else None
     value = held[0] if held is not None and held[1] is fn else None
-    if _built_list(value) or _numpy_array_with_shape(ctx.facts, value):
+    if _built_list(value) or _numpy_array_with_shape(ctx.facts, _before_array_rebinds(ctx, fn, name, held)):
         return True
     if args and _computed_from_host_copy(args[0] if name is None else value, fn):
         return True
@@ -1771,6 +1819,21 @@ _NUMPY_SHAPED = {
     "numpy.random.choice": (1, "size"), "numpy.random.uniform": (2, "size"), "numpy.random.normal": (2, "size"),
     "numpy.random.randint": (2, "size"), "numpy.random.binomial": (2, "size"),
 }
+
+
+_ARRAY_REBINDS = {"transpose", "reshape", "astype", "copy", "squeeze", "swapaxes", "clip", "round"}
+
+
+def _before_array_rebinds(ctx, fn: FunctionInfo, name: str | None, held):
+    """What `name` held before rebinding itself through array methods: `np.zeros((b, h, w, k))` behind
+    `paf_map = paf_map.transpose((0, 3, 1, 2))` (DeepLabCut's target generators)."""
+    for _ in range(4):
+        value = held[0] if held is not None and held[1] is fn else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _ARRAY_REBINDS
+                and name is not None and dotted_name(value.func.value) == name):
+            return value
+        held = ctx.dataflow.value_of(name, fn, held[2])
+    return None
 
 
 def _numpy_array_with_shape(facts, value) -> bool:
@@ -2021,6 +2084,13 @@ def _loop_elements_of(loop, device: set[str]) -> set[str]:
     return {name for base, name in _walked_pairs(target, it) if id(base) in direct and base.value in device}
 
 
+def _reads_only_sizes(value: cst.BaseExpression) -> bool:
+    """`input_offset += batch_size`, with `batch_size = batch_sizes[i]` of a packed sequence: every name the
+    update reads is named as a size or a count, kept on the host (a PackedSequence's `batch_sizes` always is)."""
+    read = names_in(value)
+    return bool(read) and all(_HOST_PARAM.search(name) for name in read)
+
+
 def _computed_on_host(value: cst.BaseExpression, uses) -> bool:
     """`gat_flops(F_in, F_out, in_deg.to('cpu'), num_dst, heads)`: the device values it reads are copied to
     the host first, so what it returns lives there too."""
@@ -2092,6 +2162,17 @@ def _only_host_arguments(fn: FunctionInfo, name: str) -> bool:
     )
     reads = len(_name_uses(fn).get(name, ()))
     return reads > 0 and reads == host
+
+
+def _held_loss_class(fn: FunctionInfo, callee: str) -> str | None:
+    """The class name of the loss `self.<attr>` holds, when every assignment of it in the class builds one
+    (STR-Fewer-Labels' `self.criterion = torch.nn.CTCLoss(zero_infinity=True)`)."""
+    cls = fn.self_class()
+    if cls is None or not callee.startswith("self.") or callee.count(".") != 1:
+        return None
+    built = {(dotted_name(a.value.func) or "").rsplit(".", 1)[-1] for m in cls.methods.values() for a in m.assigns
+             if a.targets == (callee,) and isinstance(a.value, cst.Call)}
+    return built.pop() if len(built) == 1 and next(iter(built)) in _HOST_ARGUMENTS else None
 
 
 def _host_read_arguments(node: cst.Call, callee: str) -> list[cst.BaseExpression]:
@@ -2654,6 +2735,8 @@ class _UseScan(cst.CSTVisitor):
         self._factories = {id(c.node) for c in fn.calls if _factory_name(c)}
         for a in fn.assigns:
             value = a.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Call):
+                value = value.expression  # `poses = -torch.ones((b, n, k, 5))`: the same tensor, negated
             if len(a.targets) != 1 and not isinstance(value, cst.Call):
                 continue
             if isinstance(value, cst.IfExp):  # `c = torch.zeros(n) if cell else None`
@@ -2951,6 +3034,7 @@ class _UseScan(cst.CSTVisitor):
             # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
         taker = callee or (dotted_name(node.func.func) or "" if isinstance(node.func, cst.Call) else "")
+        taker = _held_loss_class(self.fn, taker) or taker  # `self.criterion(...)` after `self.criterion = nn.CTCLoss()`
         # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA tensor there
         # is copied back), so a CPU tensor is what belongs there (also `nn.CTCLoss(blank=0)(log_probs, ...)`)
         for read in _host_read_arguments(node, taker):

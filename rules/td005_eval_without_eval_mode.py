@@ -162,19 +162,12 @@ class EvalWithoutEvalMode(Rule):
         validation right after the training call left the model training)."""
         evaluation, flow = ctx.evaluation, ctx.dataflow
         for fn, runs, updates, site in evaluation.shared_runners_called_to_evaluate:
-            model = runs[0].dotted
-            head = model.split(".", 1)[0]
-            if head not in fn.params or any(
-                c.receiver and within(model, c.receiver) and (c.method == "eval" or c.method == "train" and c.node.args)
-                and not flow.guard_rules_out(c, flow, site) for c in fn.calls
-            ):
-                continue  # (a mode set inside on this call's path: the function's own business)
-            arg = flow.argument_for(fn, head, site)
-            name = dotted_name(arg) if arg is not None else None
-            if name is None or not evaluation.may_change_with_mode(runs[0], model):
+            # (each network the loop runs, in order: LBC's frozen teacher, switched to eval once before
+            # training, runs first; the student after it is the one left training)
+            left = next((found for r in runs if (found := _left_training(ctx, fn, r, site)) is not None), None)
+            if left is None:
                 continue
-            if evaluation.eval_mode_set_before(name + model[len(head):], site):
-                continue
+            model, name = left
             yield ctx.report(
                 site.node,
                 f"'{fn.name}' runs '{model}' on every batch in training mode here: this call skips its backward "
@@ -252,6 +245,27 @@ class EvalWithoutEvalMode(Rule):
                     f"`{switch.train_method.name}()` switches it to training mode: evaluation that calls "
                     f"`{switch.eval_method.name}()` runs it with Dropout and BatchNorm as in training; add `{first}.eval()`",
                 )
+
+
+def _left_training(ctx, fn, run, site) -> tuple[str, str] | None:
+    """(model, name at the call site) when a shared loop's run of a network handed in as a parameter may
+    change with the mode and nothing switches it to eval on this call's path, inside the function or
+    before the call."""
+    evaluation, flow = ctx.evaluation, ctx.dataflow
+    model = run.dotted
+    head = model.split(".", 1)[0]
+    if head not in fn.params or any(
+        c.receiver and within(model, c.receiver) and (c.method == "eval" or c.method == "train" and c.node.args)
+        and not flow.guard_rules_out(c, flow, site) for c in fn.calls
+    ):
+        return None  # (a mode set inside on this call's path: the function's own business)
+    arg = flow.argument_for(fn, head, site)
+    name = dotted_name(arg) if arg is not None else None
+    if name is None or not evaluation.may_change_with_mode(run, model):
+        return None
+    if evaluation.eval_mode_set_before(name + model[len(head):], site):
+        return None
+    return model, name
 
 
 def _run_with_modes(ctx, cls):

@@ -273,7 +273,7 @@ def _output_only_read_on_host(call) -> bool:
     the graph, so the graph the call builds is waste whoever called the pass (a pansharpening test that
     fuses the whole test image in one call)."""
     fn = call.function
-    assigned = next((a for a in fn.assigns if a.value is call.node), None)
+    assigned = next((a for a in fn.assigns if a.value is not None and _under_carrying_chain(a.value) is call.node), None)
     if assigned is None or len(assigned.targets) != 1 or not assigned.targets[0].isidentifier() or fn.node is None:
         return False
     target = assigned.targets[0]
@@ -282,9 +282,7 @@ def _output_only_read_on_host(call) -> bool:
         func = c.node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _DETACHING):
             continue
-        base = func.value
-        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in ("cpu", "detach"):
-            base = base.func.value
+        base = _under_carrying_chain(func.value)
         if isinstance(base, cst.Attribute) and base.attr.value == "data":
             base = base.value
         if isinstance(base, cst.Name) and base.value == target:
@@ -313,6 +311,18 @@ def _output_only_read_on_host(call) -> bool:
 
     fn.node.body.visit(_Reads())
     return bool(reads) and all(id(r) in detached for r in reads)
+
+
+# tensor methods whose result carries the graph on (IQ-Learn's `q.squeeze(0).cpu().numpy()`)
+_CARRYING = {"cpu", "detach", "squeeze", "unsqueeze", "view", "reshape", "flatten", "float", "double", "half", "t",
+             "permute", "transpose", "contiguous", "clone"}
+
+
+def _under_carrying_chain(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of shaping and moving calls starts from: `out` in `out.squeeze(0).cpu()`."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CARRYING:
+        node = node.func.value
+    return node
 
 
 def _hands_back_graph(call) -> bool:

@@ -169,6 +169,35 @@ class MissingSetEpoch(Rule):
                         continue
                     iterated = [o for o in flow.origins(arg, call.function, call.context.order) if o is not None]
                     yield loop, loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
+            for call in loop.calls:
+                if call.context.loop is loop:
+                    yield from self._loader_kept_by_object(ctx, loop, call)
+
+    def _loader_kept_by_object(self, ctx, loop, call):
+        """`trainer.train()` once per epoch, on `trainer = Engine(model, ..., dataloader_train=loader)` whose
+        constructor keeps the loader (`self.dataloader_train = dataloader_train`) and whose `train` iterates
+        it (transfuser): the samplers of what the construction was handed."""
+        flow = ctx.dataflow
+        if not isinstance(call.node.func, cst.Attribute) or call.receiver in (None, "self") or "." in call.receiver:
+            return
+        held = flow.value_of(call.receiver, call.function, call.context.order)
+        built = held[0] if held is not None else None
+        if not isinstance(built, cst.Call):
+            return
+        found = lookup_class(ctx.project, ctx.facts, dotted_name(built.func))
+        method = found[1].methods.get(call.method) if found is not None else None
+        init = found[1].methods.get("__init__") if found is not None else None
+        site = ctx.facts.call_info(built)
+        if method is None or init is None or site is None or _evaluates(ctx.evaluation.for_file(found[0]), method):
+            return
+        stored = found[1].stored_params()
+        for attribute in _iterated_attributes(method):
+            param = stored.get(attribute)
+            arg = flow.argument_for(init, param, site) if param is not None else None
+            if arg is None:
+                continue
+            iterated = [o for o in flow.origins(arg, site.function, site.context.order) if o is not None]
+            yield loop, loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
 
     @staticmethod
     def _project_callee(ctx, call):
@@ -522,6 +551,20 @@ def _iterated_params(fn) -> list[str]:
         for n in _iterable_names(fn, it, 0):
             if n.value in params and n.value not in found:
                 found.append(n.value)
+    return found
+
+
+def _iterated_attributes(fn) -> list[str]:
+    """The `self.<attr>` a method iterates in a for loop, directly or through wrappers (`for data in
+    tqdm(self.dataloader_train)`)."""
+    found = []
+    for loop in fn.loops:
+        it = loop.node.iter if isinstance(loop.node, cst.For) else None
+        while isinstance(it, cst.Call) and it.args:
+            it = it.args[0].value
+        name = dotted_name(it) if isinstance(it, cst.Attribute) else None
+        if name and name.startswith("self.") and name.count(".") == 1 and name not in found:
+            found.append(name)
     return found
 
 

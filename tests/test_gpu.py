@@ -477,6 +477,24 @@ def _random_bounds_as_python_numbers(x):
     return out * left.mean()
 
 
+def _zero_dim_cpu_total_added_in_place(x):
+    total = torch.zeros(())  # DeepFilterNet's spectral losses: a 0-dim start mixes out of place, not in place
+    total += x.mean()
+    return total
+
+
+def _cpu_mask_set_at_cpu_and_cuda_indices(x):
+    starts = (x[:, 0, 0].abs() * 2).long()  # LaneATT's invalid-offsets mask: a CPU row index beside CUDA columns
+    mask = torch.zeros((x.shape[0], 10), dtype=torch.int)
+    mask[torch.arange(x.shape[0]), 1 + starts] = 1
+    return mask
+
+
+def _cuda_clamped_by_cpu_zero_dim_bounds(x):
+    clip_value = torch.rand(1)[0] * 0.5 + 0.1  # SpeechBrain's DoClip: an element of a CPU draw as the bounds
+    return x.clamp(-clip_value, clip_value)
+
+
 @pytest.mark.parametrize(
     "pattern",
     [_random_bounds_as_python_numbers, _window_indices_into_cuda_spectrogram, _host_shapes_from_cuda_tensors, _zero_dim_fill_value_in_where, _zero_dim_in_where, _cpu_flags_set_at_cuda_indices, _cpu_values_into_cuda_slice, _arange_into_cuda_grid_slice, _cpu_lengths_for_packing, _zero_dim_in_maximum,
@@ -497,7 +515,8 @@ def test_cpu_tensors_td004_leaves_alone_work_on_cuda(pattern):
      _cuda_values_cat_onto_empty_cpu_placeholder, _cpu_flags_read_at_cuda_indices, _cuda_values_put_into_cpu_tensor,
      _cpu_repeats_for_repeat_interleave, _cpu_degrees_scattered_from_cuda_edges, _cpu_log_det_accumulated,
      _cuda_zero_dim_times_cpu_vector, _host_encoding_added_to_cuda_tensor, _cpu_noise_ids_gathered_from_cuda_tokens,
-     _cpu_listed_targets_into_cross_entropy, _cpu_targets_scattered_into_cuda_index, _cpu_placeholder_head_returned_in_dict],
+     _cpu_listed_targets_into_cross_entropy, _cpu_targets_scattered_into_cuda_index, _cpu_placeholder_head_returned_in_dict,
+     _zero_dim_cpu_total_added_in_place, _cpu_mask_set_at_cpu_and_cuda_indices, _cuda_clamped_by_cpu_zero_dim_bounds],
 )
 def test_cpu_tensors_td004_reports_fail_on_cuda(pattern):
     with pytest.raises(RuntimeError, match="device"):

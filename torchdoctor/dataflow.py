@@ -91,6 +91,11 @@ _AMBIGUOUS = object()  # a name assigned differently in different branches
 _REGRESSION_TEST = re.compile(r"regress", re.I)
 _CLASSIFICATION_TEST = re.compile(r"""['"](binary|classification)['"]""", re.I)
 LOGIT_LOSSES = "<CrossEntropyLoss or BCEWithLogitsLoss>"  # a loss chosen by a flag among losses that take logits
+CROSS_ENTROPY_AMONG = "<CrossEntropyLoss among others>"  # a flag picks CrossEntropyLoss or a loss of another kind
+# torch losses that compare probabilities (or log-probabilities) rather than scores
+_PROBABILITY_LOSSES = {f"torch.nn.{name}" for name in (
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "NLLLoss", "KLDivLoss", "PoissonNLLLoss",
+    "GaussianNLLLoss", "CTCLoss", "CosineEmbeddingLoss", "TripletMarginLoss")}
 
 
 def _rebinds(name: str, value) -> bool:
@@ -598,6 +603,19 @@ class DataFlow:
             return self.instance_output_kind(instance, depth + 1, self.facts.call_info(expr))
         return None
 
+    def kind_on_every_path(self, expr: cst.BaseExpression, fn: FunctionInfo, order: int) -> str | None:
+        """`kind`, when every assignment that may reach `expr` agrees: not `if args.loss == "mse": out =
+        softmax(out)`, whose other path keeps the logits."""
+        name = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        candidates = self.reaching_candidates(name, fn, order) if name is not None else []
+        use = self.facts.branches_at.get(order, ())
+        if len(candidates) == 1 and candidates[0].context.conditions and not set(candidates[0].context.branches) <= set(use):
+            return None  # (`out = softmax(out)` under a test the use is not under: the other path skips it)
+        if len(candidates) < 2:
+            return self.kind(expr, fn, order)
+        kinds = {self.kind(a.value, fn, a.context.order) for a in candidates}
+        return kinds.pop() if len(kinds) == 1 else None
+
     def _kind_from_callers(self, fn: FunctionInfo, param: str, depth: int) -> str | None:
         kinds = set()
         sites = self.call_sites(fn)
@@ -665,6 +683,12 @@ class DataFlow:
             return LOGIT_LOSSES  # `BCEWithLogitsLoss() if mixup else CrossEntropyLoss()`: logits either way
         if built == {"torch.nn.BCEWithLogitsLoss"}:
             return "torch.nn.BCEWithLogitsLoss"  # (the only loss that can reach here, by the tests it sits under)
+        if built and cross_entropy and not (built - cross_entropy) & _PROBABILITY_LOSSES:
+            # CLAM's `SmoothTop1SVM(...) if args.bag_loss == "svm" else nn.CrossEntropyLoss()`, or a shared
+            # fine-tuning loop handed `MultiLabelSoftMarginLoss()` by one script and `CrossEntropyLoss()` by
+            # another: the other choices take scores too (beside a loss on probabilities, `MSELoss()` for a
+            # Brier score, the softmax may be that choice's, and the choice is left open)
+            return CROSS_ENTROPY_AMONG
         return None
 
     def _inherited_instance(self, expr, fn: FunctionInfo, named=_LOSS_ATTRIBUTE, depth: int = 0) -> Instance | None:
@@ -1244,9 +1268,9 @@ class DataFlow:
         found = lookup_class(self.project, self.facts, annotation_of(fn, name))
         return Instance(found[0], cls=found[1], declared=True) if found is not None else None
 
-    def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0) -> list[Instance] | None:
+    def instances_of(self, expr, fn: FunctionInfo, order: int, depth: int = 0, partial: bool = False) -> list[Instance] | None:
         """Every class `expr` may be an instance of, over branches, call sites and globals; None when
-        one path is unknown."""
+        one path is unknown (with `partial`, the classes of the paths that are known)."""
         if depth > 6:
             return None
         several = self._returned_classes(expr, fn, depth) if isinstance(expr, cst.Call) else None
@@ -1255,6 +1279,13 @@ class DataFlow:
         one = self.instance_of(expr, fn, order, depth)
         if one is not None:
             return [one]
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_CHAIN:
+            return self.instances_of(expr.func.value, fn, order, depth + 1, partial)  # `(A(...) if c else B(...)).to(device)`
+        if isinstance(expr, cst.IfExp):
+            sides = [self.instances_of(side, fn, order, depth + 1, partial) for side in (expr.body, expr.orelse)]
+            if None in sides and not partial:
+                return None
+            return [i for side in sides for i in side or ()] or None
         name = dotted_name(expr)
         if name is None:
             return None
@@ -1267,19 +1298,19 @@ class DataFlow:
             for a in candidates:
                 if is_none(a.value):
                     continue  # `f0_decoder = None` ... `if args.f0: f0_decoder = Decoder(...)`: no model on that path
-                more = self.instances_of(a.value, where, a.context.order, depth + 1)
-                if more is None:
+                more = self.instances_of(a.value, where, a.context.order, depth + 1, partial)
+                if more is None and not partial:
                     return None
-                found.extend(more)
+                found.extend(more or ())
             return found or None
         if name in fn.params:
             found = []
             for flow, site in self.call_sites_anywhere(fn):
                 arg = self.argument_for(fn, name, site)
-                more = flow.instances_of(arg, site.function, site.context.order, depth + 1) if arg is not None else None
-                if more is None:
+                more = flow.instances_of(arg, site.function, site.context.order, depth + 1, partial) if arg is not None else None
+                if more is None and not partial:
                     return None
-                found.extend(more)
+                found.extend(more or ())
             return found or None
         return None
 

@@ -36,10 +36,24 @@ def wraps_in_no_grad(fn: FunctionInfo) -> bool:
         ):
             return True
     return any(
-        isinstance(ret.value, cst.Call) and isinstance(ret.value.func, cst.Call)
-        and is_no_grad_name(dotted_name(ret.value.func.func))
-        and [dotted_name(a.value) for a in ret.value.args] == [wrapped]
+        ret.value is not None and all(_no_grad_of(side, wrapped) for side in _sides(ret.value))
         for ret, _ in fn.returns
+    )
+
+
+def _sides(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Both results of a conditional expression (DeepLabCut's `torch.no_grad()(fn) if directml else
+    torch.inference_mode()(fn)`), or the value itself."""
+    if isinstance(value, cst.IfExp):
+        return [*_sides(value.body), *_sides(value.orelse)]
+    return [value]
+
+
+def _no_grad_of(value: cst.BaseExpression, wrapped: str) -> bool:
+    """`torch.no_grad()(func)`: the function wrapped in a no-grad context manager used as a decorator."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and is_no_grad_name(dotted_name(value.func.func))
+        and [dotted_name(a.value) for a in value.args] == [wrapped]
     )
 
 

@@ -799,7 +799,9 @@ class Evaluation:
                 if held:  # a plain object's method: gradients are off if they are for every network it runs
                     off = self.for_file(inst.facts).all_grad_off(held)
                 elif method is not None:
-                    off = self._delegates_grad_off(inst.facts, inst.cls, method)
+                    off = self._delegates_grad_off(inst.facts, inst.cls, method) or (
+                        _abstract_method(inst.facts, method) and self._grad_off_in_every_override(inst.facts, inst.cls, c.method)
+                    )
                 else:
                     off = (
                         bool(_LIBRARY_INFERENCE.match(c.method or "")) and self._library_instance(c)
@@ -1448,6 +1450,36 @@ class Evaluation:
             return True
         delegated = {id(m): m for m in (self._method_of(facts, cls, c.method) for c in method.calls if c.receiver == "self" and c.method) if m}
         return any(m is not method and self._delegates_grad_off(facts, cls, m, depth + 1) for m in delegated.values())
+
+    def _grad_off_in_every_override(self, facts, cls, name: str, depth: int = 0) -> bool:
+        """`self.policy.select_action(obs)` on `policy: BasePolicy`, whose own method only raises: a subclass's
+        method runs, so gradients are off when every subclass turns them off in it, or in the base method its
+        override hands the work to (OfflineRL-Kit's RAMBO policy scales the observation, then calls
+        `super().select_action(obs)`, the SAC policy's, under no_grad)."""
+        project = self.training.project
+        subclasses = project.subclasses_of(facts, cls) if project is not None and depth < 4 else []
+        if not subclasses:
+            return False
+        for sub_facts, sub in subclasses:
+            own = sub.methods.get(name)
+            if own is None or _abstract_method(sub_facts, own):
+                if not self._grad_off_in_every_override(sub_facts, sub, name, depth + 1):
+                    return False
+            elif not (self._delegates_grad_off(sub_facts, sub, own) or self._base_method_grad_off(sub_facts, sub, own)):
+                return False
+        return True
+
+    def _base_method_grad_off(self, facts, cls, method: FunctionInfo) -> bool:
+        """The method calls the base class's method of its name (`super().select_action(obs)`), which turns
+        gradients off itself."""
+        if not any(calls_on_super(c.node) and c.method == method.name for c in method.calls):
+            return False
+        for written in cls.written_bases:
+            base = lookup_class(self.training.project, facts, written)
+            found = self._method_and_file(base[0], base[1], method.name) if base is not None else None
+            if found is not None and found[1].cls is not None:
+                return self._delegates_grad_off(found[0], found[1].cls, found[1])
+        return False
 
     def _torchtuples_predicts_without_grad(self, facts, cls, method: FunctionInfo) -> bool:
         """pycox's `PMFBase.predict_pmf` hands the work to torchtuples' `Model.predict(input, batch_size,
@@ -2337,13 +2369,22 @@ class Evaluation:
             # `get_rewards_and_steps(env, actor)`): policy MLPs rarely hold Dropout or BatchNorm, and
             # without its class there is no sign this one does (a decision transformer called `model`
             # is still judged)
-            return not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call))
+            if not (_ACTOR_NAME.search(model.rsplit(".", 1)[-1]) and _environment_rollout(call)):
+                return True
+            # (unless a path whose class is known says otherwise: CORL's `eval_actor(env, actor, ...)` is handed
+            # `actor = TanhGaussianPolicy(...)`, or `trainer.actor` after a load, and that policy's `act` picks
+            # its action by `self.training`)
+            known = self.flow.instances_of(expr, call.function, call.context.order, partial=True)
+            return any(self._instance_may_change(i, call, model) for i in known or ())
         # (`model.forward_x(batch)` on whichever model `load_model` returns: for each class that may arrive, only
         # what that method runs counts; ConvE's embedding path skips its dropout)
-        return any(
-            said if (said := self._called_method_has_modes(i, call, model)) is not None else self.modes.instance_has_mode_layers(i)
-            for i in choices
-        )
+        return any(self._instance_may_change(i, call, model) for i in choices)
+
+    def _instance_may_change(self, inst, call: CallInfo, model: str) -> bool:
+        """Whether the run of `model` computes differently in eval mode when the model is `inst`: only what the
+        called method runs counts (the forward, when that is what runs)."""
+        said = self._called_method_has_modes(inst, call, model)
+        return said if said is not None else self.modes.instance_has_mode_layers(inst)
 
     def _classes_picked_from_package(self, made) -> list:
         """For `getattr(models, name)(...)` with `import models` a package of the project: the module classes

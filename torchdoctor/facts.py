@@ -316,6 +316,7 @@ class FileFacts:
         # Classes defined inside a function (sniklaus' networks define `class Matching(torch.nn.Module)` in
         # `__init__` and build it there), by name
         self.function_classes: dict[str, list[ClassInfo]] = {}
+        self.nested_classes: list[ClassInfo] = []  # classes written directly in another class's body
         self.toplevel_functions: dict[str, FunctionInfo] = {}
         self.calls: list[CallInfo] = []
         self.loops: list[LoopInfo] = []
@@ -608,6 +609,8 @@ class _FactsVisitor:
             self.f.all_classes.append(info)
         elif not self.functions[-1].is_module and not (self.classes and self._directly_in_class(node)):
             self.f.function_classes.setdefault(info.name, []).append(info)  # innermost scope: a function
+        elif self.classes and self._directly_in_class(node):
+            self.f.nested_classes.append(info)  # `class TDCN(nn.Module): class TCN(nn.Module): ...`
         self.classes.append(info)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:

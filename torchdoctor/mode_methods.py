@@ -89,6 +89,17 @@ def _switched(method: FunctionInfo, to_eval: bool) -> list[str]:
     return out
 
 
+def _callable_bare(method: FunctionInfo) -> bool:
+    """`def eval(self)`, or one whose other parameters all have defaults (pytorch-auto-drive's
+    `def eval(self, profiling=False)`): what `model.eval()` calls in place of nn.Module's. One that needs
+    arguments evaluates something else (rl4co's `baseline.eval(td, reward)`)."""
+    params = method.node.params
+    if not params.params or params.params[0].name.value != "self" or params.posonly_params:
+        return False
+    others = [*params.params[1:], *params.kwonly_params]
+    return all(p.default is not None for p in others)
+
+
 def _delegates(method: FunctionInfo) -> bool:
     return any(
         call.receiver in ("self", "super()") or (call.dotted or "").startswith("super().")
@@ -104,7 +115,7 @@ def eval_switches_nothing(cls: ClassInfo) -> FunctionInfo | None:
     evaluates something else (rl4co's `baseline.eval(td, reward)`), and one that calls anything may
     switch the layers another way (salina's remote agent messages its worker process)."""
     method = cls.methods.get("eval")
-    if method is None or method.node is None or tuple(method.params) != ("self",):
+    if method is None or method.node is None or not _callable_bare(method):
         return None
     if any(call.dotted != "print" for call in method.calls) or _raises(method):
         return None
@@ -119,7 +130,7 @@ def eval_override_children(cls: ClassInfo) -> tuple[FunctionInfo, list[tuple[str
     self.encoder, self.decoder)`) are left out: their parts are the children themselves."""
     method = cls.methods.get("eval")
     init = cls.methods.get("__init__")
-    if method is None or init is None or method.node is None or tuple(method.params) != ("self",) or _delegates(method):
+    if method is None or init is None or method.node is None or not _callable_bare(method) or _delegates(method):
         return None
     switched = _switched(method, to_eval=True)
     if not switched or _raises(method):

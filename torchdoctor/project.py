@@ -613,8 +613,11 @@ _CUDA_DEFAULT_TEXT = re.compile(  # (a commented-out line does not count)
 _MODE_TEXT = re.compile(
     r"Dropout|BatchNorm|\bdropout\b|spectral_norm|RReLU|nn\.Transformer|self\.training\b(?!\s*=(?!=))"
     r"|torch\.nn\.modules\.transformer\b|^\s*from\s+torch\.nn\s+import\s[^\n]*\bTransformer"  # (layers with dropout 0.1)
-    r"|^\s*(from|import)\s+(torchvision|timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
-    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b",
+    r"|^\s*(from|import)\s+(timm|transformers|diffusers|torch_geometric|dgl|pretrainedmodels|torchaudio"
+    r"|fairseq|detectron2|mmcv|mmdet|open_clip|clip|segmentation_models_pytorch|lightning|pytorch_lightning)\b"
+    # torchvision only through its models: IQ-Learn's `from torchvision.utils import save_image` brings none
+    r"|torchvision\.models\b|^\s*from\s+torchvision\s+import\s[^\n]*\bmodels\b"
+    r"|^\s*import\s+torchvision\s+as\s+(\w+)\b[\s\S]*\b\3\.models\b",
     re.M,
 )
 # `sys.path.insert(1, 'siamese_fcn')`, `sys.path.append("../models")`: a folder named by a literal

@@ -566,7 +566,7 @@ class TrainingFacts:
             for a in method.assigns:  # `self.conv = self.conv_layer(...)`: a class handed in may hold anything
                 if not any(t.startswith("self.") for t in a.targets):
                     continue
-                if isinstance(a.value, cst.Call) and not self._plainly_stateless_value(facts, a.value, depth):
+                if isinstance(a.value, cst.Call) and not self._plainly_stateless_value(facts, a.value, depth, cls):
                     return False
                 if _part_of_library_model(facts, a.value):
                     return False
@@ -582,16 +582,34 @@ class TrainingFacts:
         found = lookup_class(self.project, facts, dotted_name(value.func))
         return found is not None and self.is_stateless_module_class(found[0], found[1])
 
-    def _plainly_stateless_value(self, facts: FileFacts, value: cst.Call, depth: int) -> bool:
+    def _plainly_stateless_value(self, facts: FileFacts, value: cst.Call, depth: int, cls: ClassInfo | None = None) -> bool:
         q = facts.qualify(value.func) or ""
         last = q.rsplit(".", 1)[-1]
-        if q.startswith("torch."):  # a layer (or an unweighted loss), or a tensor
+        if q.startswith("torch.nn."):  # a layer (or an unweighted loss)
             return _stateless_torch_class(q, value) if last[:1].isupper() else True
+        if q.startswith("torch."):  # a tensor, or an object that holds no parameters (a DataLoader)
+            return True
         name = dotted_name(value.func)
         if name in _BUILTIN_VALUES:
             return True
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _TENSOR_MOVES and (dotted_name(value.func.value) or "").startswith("self."):
+            return True  # `self.weights = self.weights.to(x.device)`: what the attribute holds, judged where it is built
         found = lookup_class(self.project, facts, name) if name else None
-        return found is not None and self.is_stateless_module_class(found[0], found[1], depth + 1)
+        if found is not None:
+            return self.is_stateless_module_class(found[0], found[1], depth + 1)
+        helper = facts.toplevel_functions.get(name) if name else None
+        if helper is None and cls is not None and name and name.startswith("self.") and name.count(".") == 1:
+            helper = cls.methods.get(name[5:])
+        if helper is None or depth > 4:
+            return False
+        # (SpeechBrain-style augmenters' `self.data_loader = make_dataloader(dataset)`, a function of the file that
+        # returns a DataLoader; `self.aug_spks = self._speed_to_speaker(speeds)`, a list of numbers)
+        made = [_local_value(helper, r.value) for r, _ in helper.returns if r.value is not None]
+        return bool(made) and all(
+            not isinstance(v, cst.Name) and not calls_within(v) if not isinstance(v, cst.Call)
+            else self._plainly_stateless_value(facts, v, depth + 1, helper.cls)
+            for v in made
+        )
 
     def _builder_methods(self, called: str) -> list[FunctionInfo] | None:
         """The builder methods of this file's classes that `called` names: `MultiLabelDecoder.get_mlp`,
@@ -822,7 +840,16 @@ class TrainingFacts:
 
 
 _LAYER_CLASS_NAME = re.compile(r"(BatchNorm|GroupNorm|LayerNorm|Norm[123]d|Conv[123]d|Linear)$")
-_BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set", "len", "max", "min", "abs", "round", "range"}
+_BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set", "len", "max", "min", "abs", "round", "range", "iter"}
+_TENSOR_MOVES = {"to", "cuda", "cpu", "float", "double", "half", "type", "detach", "clone", "contiguous"}
+
+
+def _local_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a returned local name was last assigned (`dataloader = DataLoader(...)`; `return dataloader`)."""
+    if not isinstance(value, cst.Name):
+        return value
+    assigned = [a.value for a in fn.assigns if a.targets == (value.value,) and a.value is not None]
+    return assigned[-1] if assigned else value
 _STATELESS_LAYER = re.compile(
     r"(\w*Pool\dd|\w*Pad\dd|ReLU\d*|LeakyReLU|GELU|SiLU|ELU|Mish|Sigmoid|Tanh|Softmax(2d)?|LogSoftmax|"
     r"Softplus|Hardtanh|Hardswish|Hardsigmoid|LogSigmoid|Flatten|Unflatten|Identity|Upsample\w*|PixelShuffle|PixelUnshuffle)$"
