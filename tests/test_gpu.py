@@ -486,7 +486,9 @@ def _zero_dim_cpu_total_added_in_place(x):
 def _cpu_mask_set_at_cpu_and_cuda_indices(x):
     starts = (x[:, 0, 0].abs() * 2).long()  # LaneATT's invalid-offsets mask: a CPU row index beside CUDA columns
     mask = torch.zeros((x.shape[0], 10), dtype=torch.int)
-    mask[torch.arange(x.shape[0]), 1 + starts] = 1
+    rows = torch.arange(x.shape[0])
+    mask[rows, 1 + starts] = 1  # (a scalar written there works)
+    mask[rows, 3 + starts] -= 1  # reading it back to subtract does not
     return mask
 
 
