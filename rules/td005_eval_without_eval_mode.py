@@ -163,9 +163,14 @@ class EvalWithoutEvalMode(Rule):
         evaluation, flow = ctx.evaluation, ctx.dataflow
         for fn, runs, updates, site in evaluation.shared_runners_called_to_evaluate:
             # (each network the loop runs, in order: LBC's frozen teacher, switched to eval once before
-            # training, runs first; the student after it is the one left training)
-            left = next((found for r in runs if (found := _left_training(ctx, fn, r, site)) is not None), None)
-            if left is None:
+            # training, runs first; the student after it is the one left training. A network whose mode the
+            # function sets itself ends the search: the function handles modes)
+            left = None
+            for r in runs:
+                left = _left_training(ctx, fn, r, site)
+                if left is not None:
+                    break
+            if left is None or left == _SWITCHED_INSIDE:
                 continue
             model, name = left
             yield ctx.report(
@@ -247,18 +252,25 @@ class EvalWithoutEvalMode(Rule):
                 )
 
 
-def _left_training(ctx, fn, run, site) -> tuple[str, str] | None:
+_SWITCHED_INSIDE = "switched inside"
+_LOSS_NAME = re.compile(r"(^|_)(criterion|loss|losses|loss_fn|criteria)(_\w+)?$")
+
+
+def _left_training(ctx, fn, run, site):
     """(model, name at the call site) when a shared loop's run of a network handed in as a parameter may
-    change with the mode and nothing switches it to eval on this call's path, inside the function or
-    before the call."""
+    change with the mode and nothing switches it to eval on this call's path before the call;
+    `_SWITCHED_INSIDE` when the function sets its mode itself on this call's path; None otherwise (not a
+    parameter, a loss, no mode to change, or switched before the call)."""
     evaluation, flow = ctx.evaluation, ctx.dataflow
     model = run.dotted
     head = model.split(".", 1)[0]
-    if head not in fn.params or any(
+    if head not in fn.params or _LOSS_NAME.search(head):
+        return None
+    if any(
         c.receiver and within(model, c.receiver) and (c.method == "eval" or c.method == "train" and c.node.args)
         and not flow.guard_rules_out(c, flow, site) for c in fn.calls
     ):
-        return None  # (a mode set inside on this call's path: the function's own business)
+        return _SWITCHED_INSIDE  # (a mode set inside on this call's path: the function's own business)
     arg = flow.argument_for(fn, head, site)
     name = dotted_name(arg) if arg is not None else None
     if name is None or not evaluation.may_change_with_mode(run, model):
