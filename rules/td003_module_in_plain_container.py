@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.dataflow import is_none, under_moves
-from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in
+from torchdoctor.facts import AssignInfo, calls_within, dotted_name, exclusive_branches, names_in, repeated_sequence
 from torchdoctor.rule import Rule
 
 _REGISTERING = {
@@ -274,8 +274,7 @@ def _container_kind(value: cst.BaseExpression) -> str | None:
 def _only_placeholders(value: cst.BaseExpression) -> bool:
     """`[None, None, None, None]` or `[None] * n`: slots that item assignments fill later (DeepLabCut's
     `self.coam_stages[pos - 1] = CoAMBlock(...)`)."""
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        value = value.left if isinstance(value.left, cst.List) else value.right
+    value = repeated_sequence(value)
     return isinstance(value, cst.List) and bool(value.elements) and all(
         isinstance(e, cst.Element) and is_none(e.value) for e in value.elements)
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchdoctor.dataflow import is_none
 from torchdoctor.decorators import is_no_grad_name
-from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args
+from torchdoctor.facts import AssignInfo, CallInfo, FunctionInfo, argument, call_receiver, calls_within, default_of, dotted_name, exclusive_branches, is_test_module, keyword_arg, names_in, positional_args, repeated_sequence
 from torchdoctor.project import lookup_class
 from torchdoctor.rule import Rule
 
@@ -1582,10 +1582,7 @@ def _from_shapes(call: cst.Call) -> bool:
     args = positional_args(call)
     if not args:
         return False
-    data = args[0]
-    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Multiply):
-        # `torch.IntTensor([preds.size(1)] * preds.size(0))`: CTC input lengths, one per sample
-        data = data.left if isinstance(data.left, (cst.List, cst.Tuple)) else data.right
+    data = repeated_sequence(args[0])  # `torch.IntTensor([preds.size(1)] * preds.size(0))`: CTC input lengths
     elements = [data.elt] if isinstance(data, cst.ListComp) else [getattr(e, "value", e) for e in getattr(data, "elements", [])]
     code = [cst.Module([]).code_for_node(e) for e in elements]
     return bool(code) and all(".shape" in c or ".size(" in c or c.startswith("len(") for c in code)
@@ -1726,10 +1723,7 @@ def _is_sequence_literal(call: cst.Call) -> bool:
     """`torch.tensor([a, b])`, a comprehension, or a repeated list (`[0.0] * self.h_dim`, a tree LSTM's empty
     child state): a vector, never a 0-dim scalar."""
     args = positional_args(call)
-    data = args[0] if args else None
-    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Multiply):
-        data = data.left if isinstance(data.left, (cst.List, cst.Tuple)) else data.right
-    return isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
+    return isinstance(repeated_sequence(args[0] if args else None), (cst.List, cst.Tuple, cst.ListComp))
 
 
 def _sequence_data(ctx, fn: FunctionInfo, call: CallInfo, held_in: str | None) -> bool:
@@ -2730,6 +2724,7 @@ class _UseScan(cst.CSTVisitor):
         self._moved_reads: set[int] = set()  # Name nodes read inside a moved value: `x + pe.to(x.device)`
         self._made_buffers: set[int] = set()  # Name nodes registered as buffers: `self.register_buffer("pos", pos)`
         self._host_arg_reads: set[int] = set()  # Name nodes read in an argument taken on the CPU
+        self._held_losses: dict[str, str | None] = {}  # `self.criterion` -> the loss class it holds, if known
         self.met_on_return: dict[str, list[int]] = {}  # name -> when a return statement ran it through the device
         self._bound_to_factory: dict[str, int | None] = {}  # name -> the host factory it holds at this point of the walk
         self._factories = {id(c.node) for c in fn.calls if _factory_name(c)}
@@ -3034,7 +3029,9 @@ class _UseScan(cst.CSTVisitor):
             # `coord_mask.expand_as(tcoord)`: only the argument's shape is read, wherever it lives
             self._host_arg_reads.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
         taker = callee or (dotted_name(node.func.func) or "" if isinstance(node.func, cst.Call) else "")
-        taker = _held_loss_class(self.fn, taker) or taker  # `self.criterion(...)` after `self.criterion = nn.CTCLoss()`
+        if taker not in self._held_losses:  # (asked once per callee: a forward calls its layers many times)
+            self._held_losses[taker] = _held_loss_class(self.fn, taker)
+        taker = self._held_losses[taker] or taker  # `self.criterion(...)` after `self.criterion = nn.CTCLoss()`
         # `pack_padded_sequence(x, lengths.clamp(1, t))`: the lengths are read on the CPU (a CUDA tensor there
         # is copied back), so a CPU tensor is what belongs there (also `nn.CTCLoss(blank=0)(log_probs, ...)`)
         for read in _host_read_arguments(node, taker):

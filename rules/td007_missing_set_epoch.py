@@ -157,6 +157,7 @@ class MissingSetEpoch(Rule):
             for call in loop.calls:
                 if call.context.loop is not loop or call.dotted is None:
                     continue
+                yield from self._loader_kept_by_object(ctx, loop, call)
                 found = self._project_callee(ctx, call)
                 if found is None or not hasattr(found[1], "loops"):
                     continue
@@ -169,9 +170,6 @@ class MissingSetEpoch(Rule):
                         continue
                     iterated = [o for o in flow.origins(arg, call.function, call.context.order) if o is not None]
                     yield loop, loop, [s for o in iterated for s in self._shuffling_samplers_of(ctx, o)]
-            for call in loop.calls:
-                if call.context.loop is loop:
-                    yield from self._loader_kept_by_object(ctx, loop, call)
 
     def _loader_kept_by_object(self, ctx, loop, call):
         """`trainer.train()` once per epoch, on `trainer = Engine(model, ..., dataloader_train=loader)` whose

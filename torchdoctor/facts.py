@@ -117,6 +117,14 @@ def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
 
+def repeated_sequence(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The list a repetition repeats (`[0.0] * n`, `k * [None]`), or the node itself: what the sequence
+    holds, element by element."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return node.left if isinstance(node.left, (cst.List, cst.Tuple)) else node.right
+    return node
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every dotted name read inside an expression (`a.b(c)` -> {"a.b", "a", "c"})."""
     found: set[str] = set()

@@ -604,7 +604,7 @@ class TrainingFacts:
             return False
         # (SpeechBrain-style augmenters' `self.data_loader = make_dataloader(dataset)`, a function of the file that
         # returns a DataLoader; `self.aug_spks = self._speed_to_speaker(speeds)`, a list of numbers)
-        made = [_local_value(helper, r.value) for r, _ in helper.returns if r.value is not None]
+        made = [_named_value(helper, r.value, at) for r, at in helper.returns if r.value is not None]
         return bool(made) and all(
             not isinstance(v, cst.Name) and not calls_within(v) if not isinstance(v, cst.Call)
             else self._plainly_stateless_value(facts, v, depth + 1, helper.cls)
@@ -842,14 +842,6 @@ class TrainingFacts:
 _LAYER_CLASS_NAME = re.compile(r"(BatchNorm|GroupNorm|LayerNorm|Norm[123]d|Conv[123]d|Linear)$")
 _BUILTIN_VALUES = {"int", "float", "str", "bool", "tuple", "list", "dict", "set", "len", "max", "min", "abs", "round", "range", "iter"}
 _TENSOR_MOVES = {"to", "cuda", "cpu", "float", "double", "half", "type", "detach", "clone", "contiguous"}
-
-
-def _local_value(fn: FunctionInfo, value: cst.BaseExpression) -> cst.BaseExpression:
-    """What a returned local name was last assigned (`dataloader = DataLoader(...)`; `return dataloader`)."""
-    if not isinstance(value, cst.Name):
-        return value
-    assigned = [a.value for a in fn.assigns if a.targets == (value.value,) and a.value is not None]
-    return assigned[-1] if assigned else value
 _STATELESS_LAYER = re.compile(
     r"(\w*Pool\dd|\w*Pad\dd|ReLU\d*|LeakyReLU|GELU|SiLU|ELU|Mish|Sigmoid|Tanh|Softmax(2d)?|LogSoftmax|"
     r"Softplus|Hardtanh|Hardswish|Hardsigmoid|LogSigmoid|Flatten|Unflatten|Identity|Upsample\w*|PixelShuffle|PixelUnshuffle)$"
